@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The policy language, version 1: YAML text in, struct qj_policy or a list of
+ * FILE:LINE:COL diagnostics out.  Pure: no syscalls beyond reading the file in
+ * qj_policy_load().  The schema is documented in docs/qosjail.yaml.5.scd.
+ */
+#ifndef QJ_POLICY_H
+#define QJ_POLICY_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define QJ_POLICY_MAX_BYTES (1024 * 1024)
+#define QJ_POLICY_MAX_ALIASES 16
+#define QJ_POLICY_MAX_RUNGS 8
+#define QJ_POLICY_MAX_DIAGS 100
+
+enum qj_backend {
+	QJ_BACKEND_AUTO,
+	QJ_BACKEND_QOS,
+	QJ_BACKEND_WAKEUP_COUNT,
+	QJ_BACKEND_MEM,
+	QJ_BACKEND_FREEZE,
+	QJ_BACKEND_DRY_RUN,
+	_QJ_BACKEND_MAX,
+	_QJ_BACKEND_INVALID = -EINVAL,
+};
+
+/* What a rung does.  Order is not escalation order: the ladder is data. */
+enum qj_action {
+	QJ_ACTION_SIGXCPU, /* notify; skipped when the task does not catch SIGXCPU */
+	QJ_ACTION_SIGSTOP,
+	QJ_ACTION_SIGTERM, /* sent with SIGCONT so the handler can run */
+	QJ_ACTION_SIGKILL,
+	QJ_ACTION_FREEZE, /* cgroup.freeze of the app's group */
+	_QJ_ACTION_MAX,
+	_QJ_ACTION_INVALID = -EINVAL,
+};
+
+enum qj_trust {
+	QJ_TRUST_JAILED,
+	QJ_TRUST_TRUSTED,
+	_QJ_TRUST_MAX,
+	_QJ_TRUST_INVALID = -EINVAL,
+};
+
+struct qj_rung {
+	char *name; /* unique within the ladder; default derived from the action */
+	enum qj_action action;
+	uint64_t grace_usec; /* time the task gets to block before the next rung */
+};
+
+struct qj_principals {
+	uid_t *uids;
+	size_t n_uids;
+	char **groups; /* group names, resolved at check time by the daemon */
+	size_t n_groups;
+	bool anyone; /* "*" */
+};
+
+struct qj_app {
+	char *name;
+	/* Match rules; all given rules must match.  NULL/unset means "any". */
+	char *match_exe; /* fnmatch(3) glob on /proc/PID/exe */
+	char *match_cmdline; /* fnmatch(3) glob on the space-joined cmdline */
+	bool has_match_uid;
+	uid_t match_uid;
+	enum qj_trust trust;
+	bool exempt; /* jailed but never escalated against */
+	int start_rung; /* index into the ladder; default 0 */
+	int max_rung; /* index into the ladder; default last rung */
+	unsigned hold_max; /* concurrent holds an app may own; 0 = none allowed */
+	uint64_t hold_max_timeout_usec; /* 0 = unlimited */
+};
+
+struct qj_policy {
+	char *source; /* file name it came from */
+
+	/* suspend: */
+	enum qj_backend backend;
+	char *sysfs_root; /* "/sys"; tests point it at a fake tree */
+	char *wakeup_state; /* what wakeup-count writes: "mem" or "freeze" */
+	uint64_t idle_delay_usec;
+	uint64_t retry_initial_usec;
+	uint64_t retry_max_usec;
+	uint64_t dry_run_length_usec; /* simulated suspend length on dry-run */
+
+	/* jail: */
+	char *cgroup_path; /* cgroup2 directory of the jail */
+	char *cpu_cgroup_path; /* cgroup v1 cpu directory, used when cpu is v1-only */
+	bool cpu_idle;
+	uint64_t timer_slack_nsec;
+	double busy_threshold; /* fraction of one CPU, (0, 1] */
+	uint64_t sample_window_usec;
+
+	/* escalation: */
+	struct qj_rung rungs[QJ_POLICY_MAX_RUNGS];
+	size_t n_rungs;
+	unsigned max_strikes; /* 0 = strikes never change the start rung */
+	int strike_rung; /* rung an app over max_strikes starts at */
+
+	/* apps: */
+	struct qj_app *apps;
+	size_t n_apps;
+
+	/* access: */
+	struct qj_principals access_place;
+	struct qj_principals access_reload;
+	struct qj_principals access_suspend;
+	struct qj_principals access_logs;
+	struct qj_principals access_hold;
+
+	/* log: */
+	char *log_path;
+	uint64_t log_max_bytes;
+	unsigned log_keep;
+};
+
+/* One error: "FILE:LINE:COL: PATH: MESSAGE" (line and column 1-based). */
+struct qj_diag {
+	unsigned line;
+	unsigned col;
+	char *path; /* key path, e.g. "apps[2].match.exe"; may be "" for document-level */
+	char *message;
+};
+
+struct qj_diags {
+	char *file;
+	struct qj_diag *v;
+	size_t n;
+};
+
+void qj_diags_done(struct qj_diags *d);
+/* Prints every diagnostic as "FILE:LINE:COL: PATH: MESSAGE\n". */
+void qj_diags_print(const struct qj_diags *d, FILE *f);
+
+/*
+ * Parses @len bytes of @text; @filename is used in diagnostics only.
+ * Returns 0 and sets *ret, or -EINVAL with every problem found in @diags
+ * (then *ret is untouched), or -ENOMEM.
+ */
+int qj_policy_parse(const char *filename, const char *text, size_t len, struct qj_diags *diags,
+		    struct qj_policy **ret);
+
+/* Reads @path (at most QJ_POLICY_MAX_BYTES) and parses it.  I/O errors are -errno. */
+int qj_policy_load(const char *path, struct qj_diags *diags, struct qj_policy **ret);
+
+/* The built-in defaults, as if parsed from "version: 1". */
+int qj_policy_new_default(struct qj_policy **ret);
+
+struct qj_policy *qj_policy_free(struct qj_policy *p);
+
+/* The effective policy (defaults filled in) as pretty JSON, the output of `check --dump`. */
+int qj_policy_dump_json(const struct qj_policy *p, FILE *f);
+
+/* First app whose match rules all accept the process; NULL when none does. */
+const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
+				     const char *cmdline, uid_t uid);
+const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name);
+
+bool qj_principals_allow(const struct qj_principals *pr, uid_t uid, const gid_t *gids,
+			 size_t n_gids);
+
+const char *qj_backend_to_string(enum qj_backend b);
+enum qj_backend qj_backend_from_string(const char *s);
+const char *qj_action_to_string(enum qj_action a);
+enum qj_action qj_action_from_string(const char *s);
+
+/* "250ms", "5s", "2m", "1h" -> microseconds.  Returns 0 or -EINVAL/-ERANGE. */
+int qj_parse_duration(const char *s, uint64_t *ret_usec);
+
+#endif
