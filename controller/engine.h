@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The jail engine: owns the jail cgroups, membership (launcher placement and
+ * policy matching from process events), QOS_NONE switching and the escalation
+ * ladder during a quiesce.  The daemon's event loop drives it; the suspend
+ * cycle (cycle.c) decides when.  All times are CLOCK_MONOTONIC microseconds.
+ */
+#ifndef QJ_ENGINE_H
+#define QJ_ENGINE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct qj_engine;
+struct qj_killlog;
+struct qj_policy;
+
+struct qj_engine_counts {
+	unsigned apps; /* app groups in the jail */
+	unsigned tasks; /* jailed processes */
+	unsigned busy; /* jailed processes that did not block in the last window */
+	unsigned stopped; /* processes qosjail holds stopped */
+	unsigned frozen; /* app groups qosjail froze */
+	unsigned killed; /* processes killed in the current/last cycle */
+};
+
+/*
+ * Detects the cgroup layout (pure v2, hybrid, v1-only), creates the jail and
+ * undoes whatever a previous instance left stopped or frozen (state kept in
+ * @state_dir).  @log may be NULL (no kill log, tests).
+ */
+int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char *state_dir,
+		  struct qj_engine **ret);
+/* Frees memory only; call qj_engine_restore() first to leave nothing stopped. */
+struct qj_engine *qj_engine_free(struct qj_engine *e);
+/* Atomic policy swap after a successful reload (creates groups of new apps). */
+int qj_engine_set_policy(struct qj_engine *e, const struct qj_policy *p);
+
+/* Process-event socket for the daemon's epoll loop (-1 when unavailable). */
+int qj_engine_procmon_fd(const struct qj_engine *e);
+/* Call when the procmon fd is readable: classify new processes, resync on overrun. */
+int qj_engine_on_procmon(struct qj_engine *e);
+
+/* Moves every thread of @pid into @app's group.  -ENOENT unknown app, -ESRCH gone. */
+int qj_engine_place(struct qj_engine *e, const char *app, pid_t pid);
+/* O_DIRECTORY|O_PATH fd of @app's cgroup2 group, for clone3(CLONE_INTO_CGROUP). */
+int qj_engine_open_cgroup(struct qj_engine *e, const char *app, int *ret_fd);
+/* 1 and *ret_app (borrowed) when @pid is jailed, 0 when not, negative errno. */
+int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app);
+
+/* Jail to QOS_NONE, start the first sample window of cycle @cycle. */
+int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec);
+/*
+ * Samples, applies due rungs, logs every action.  Returns 1 when every jailed
+ * task is blocked (stopped, frozen, gone or idle), 0 when not yet: call again
+ * at *ret_next_usec.  Negative errno on failure.
+ */
+int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec);
+/* Abort or resume: SIGCONT what qosjail stopped, thaw, restore normal QoS. */
+int qj_engine_restore(struct qj_engine *e, const char *why);
+
+int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret);
+
+#endif
