@@ -378,6 +378,7 @@ struct ctx {
 	size_t first_diag; /* diags->v[first_diag...] are ours */
 	size_t n_dropped;
 	unsigned drop_line, drop_col;
+	bool diags_closing; /* the "more errors" line bypasses the cap */
 	int error; /* -ENOMEM: stop everything */
 
 	struct node **nodes; /* owns every node */
@@ -446,7 +447,7 @@ static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *f
 	if (c->error)
 		return;
 	/* Keep one slot for the "more errors" line. */
-	if (d->n - c->first_diag >= QJ_POLICY_MAX_DIAGS - 1) {
+	if (d->n - c->first_diag >= QJ_POLICY_MAX_DIAGS - 1 && !c->diags_closing) {
 		if (c->n_dropped++ == 0) {
 			c->drop_line = line0;
 			c->drop_col = col0;
@@ -491,7 +492,7 @@ static void diags_finish(struct ctx *c)
 	if (c->n_dropped) {
 		size_t n = c->n_dropped;
 
-		c->n_dropped = 0;
+		c->diags_closing = true;
 		c->path_len = 0;
 		diag_pos(c, c->drop_line, c->drop_col, "too many errors; %zu more not shown", n);
 	}
@@ -616,6 +617,51 @@ static void offset_to_pos(const char *text, size_t len, size_t offset, unsigned 
 			(*col)++;
 		}
 	}
+}
+
+/*
+ * Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or @len.  libyaml detects the same but reports the
+ * byte after a truncated sequence; this finds the sequence's first byte.
+ */
+static size_t utf8_invalid_offset(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char b = s[i];
+		size_t n;
+		uint32_t cp;
+
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		if (b >= 0xc2 && b <= 0xdf) {
+			n = 1;
+			cp = b & 0x1f;
+		} else if (b >= 0xe0 && b <= 0xef) {
+			n = 2;
+			cp = b & 0x0f;
+		} else if (b >= 0xf0 && b <= 0xf4) {
+			n = 3;
+			cp = b & 0x07;
+		} else {
+			return i;
+		}
+		if (len - i <= n)
+			return i;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += n + 1;
+	}
+	return len;
 }
 
 static void syntax_error(struct ctx *c, const yaml_parser_t *y)
@@ -1996,6 +2042,7 @@ int qj_policy_parse(const char *filename, const char *text, size_t len, struct q
 	_cleanup_(qj_policy_freep) struct qj_policy *p = NULL;
 	struct ctx c = { .text = text, .len = len, .diags = diags, .ladder_ok = true };
 	struct node *root = NULL;
+	size_t bad;
 	int r;
 
 	assert(diags);
@@ -2021,6 +2068,14 @@ int qj_policy_parse(const char *filename, const char *text, size_t len, struct q
 		diag_pos(&c, 0, 0,
 			 "the file is larger than 1 MiB (%d bytes), the limit for a policy",
 			 QJ_POLICY_MAX_BYTES);
+		r = 0;
+	} else if ((bad = utf8_invalid_offset((const unsigned char *)text, len)) < len) {
+		unsigned line, col;
+
+		offset_to_pos(text, len, bad, &line, &col);
+		diag_pos(&c, line, col,
+			 "not valid UTF-8 (byte 0x%02X); a policy file must be UTF-8 text",
+			 (unsigned char)text[bad]);
 		r = 0;
 	} else {
 		r = build_tree(&c, &root);
