@@ -128,6 +128,17 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* v = v * 10 + digit, or -ERANGE. */
+static int add_digit(uint64_t *v, char digit)
+{
+	uint64_t d = (uint64_t)(digit - '0');
+
+	if (*v > (UINT64_MAX - d) / 10)
+		return -ERANGE;
+	*v = *v * 10 + d;
+	return 0;
+}
+
 /* Decimal digits only (no sign, no 0x, no spaces): the schema has no negative numbers. */
 static int parse_u64(const char *s, uint64_t *ret)
 {
@@ -135,11 +146,9 @@ static int parse_u64(const char *s, uint64_t *ret)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&v, *s) < 0)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s)
 		return -EINVAL;
 	*ret = v;
@@ -163,11 +172,9 @@ int qj_parse_duration(const char *s, uint64_t *ret_usec)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (whole > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&whole, *s) < 0)
 			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s == '.') {
 		s++;
 		if (!is_digit(*s))
@@ -211,11 +218,9 @@ int qj_parse_size(const char *s, uint64_t *ret_bytes)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&v, *s) < 0)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s) {
 		switch (*s) {
 		case 'K':
@@ -721,7 +726,7 @@ static int build_tree(struct ctx *c, struct node **ret_root)
 
 	if (!yaml_parser_initialize(&y))
 		return -ENOMEM;
-	yaml_parser_set_input_string(&y, (const unsigned char *)c->text, c->len);
+	yaml_parser_set_input_string(&y, (const unsigned char *)(c->text ?: ""), c->len);
 	yaml_parser_set_encoding(&y, YAML_UTF8_ENCODING); /* no UTF-16 guessing: UTF-8 only */
 
 	for (bool done = false; !done && r > 0 && !c->error;) {
@@ -2069,7 +2074,7 @@ int qj_policy_parse(const char *filename, const char *text, size_t len, struct q
 			 "the file is larger than 1 MiB (%d bytes), the limit for a policy",
 			 QJ_POLICY_MAX_BYTES);
 		r = 0;
-	} else if ((bad = utf8_invalid_offset((const unsigned char *)text, len)) < len) {
+	} else if (len && (bad = utf8_invalid_offset((const unsigned char *)text, len)) < len) {
 		unsigned line, col;
 
 		offset_to_pos(text, len, bad, &line, &col);
