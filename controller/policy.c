@@ -909,13 +909,38 @@ static bool expect_kind(struct ctx *c, struct node *n, enum node_kind kind, cons
 	return false;
 }
 
-/* A non-null scalar without NUL bytes, or NULL after a diagnostic. */
+/*
+ * Control characters (C0, DEL, C1 such as NEL), Unicode line and paragraph separators and the
+ * noncharacters U+FFFE/U+FFFF, reachable through double-quoted escapes: they have no place in
+ * names, paths or globs, would break one-line log records, and YAML would read some of them
+ * back as line breaks.  @s is valid UTF-8 (checked before parsing, and libyaml's escapes).
+ */
+static bool text_is_clean(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len; i++) {
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return false;
+		if (u[i] == 0xc2 && i + 1 < len && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+			return false;
+		if (u[i] == 0xe2 && i + 2 < len && u[i + 1] == 0x80 &&
+		    (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+			return false;
+		if (u[i] == 0xef && i + 2 < len && u[i + 1] == 0xbf &&
+		    (u[i + 2] == 0xbe || u[i + 2] == 0xbf))
+			return false;
+	}
+	return true;
+}
+
+/* A non-null scalar without control characters, or NULL after a diagnostic. */
 static const char *want_scalar(struct ctx *c, struct node *n, const char *what)
 {
 	if (!expect_kind(c, n, NODE_SCALAR, what))
 		return NULL;
-	if (strlen(n->value) != n->len) {
-		diag(c, n, "must not contain a NUL character");
+	if (!text_is_clean(n->value, n->len)) {
+		diag(c, n, "must not contain control characters or line breaks");
 		return NULL;
 	}
 	return n->value;
