@@ -245,7 +245,7 @@ int qj_parse_size(const char *s, uint64_t *ret_bytes)
 	return 0;
 }
 
-/* "5%", "2.5%" -> 0.05, 0.025. */
+/* "5%", "2.5%" -> 0.05, 0.025.  At most three decimals: the dump prints them exactly. */
 static int parse_percent(const char *s, double *ret)
 {
 	const char *p = s;
@@ -260,8 +260,9 @@ static int parse_percent(const char *s, double *ret)
 		p++;
 		if (!is_digit(*p))
 			return -EINVAL;
-		while (is_digit(*p))
-			p++;
+		for (int k = 0; is_digit(*p); p++, k++)
+			if (k == 3)
+				return -EINVAL;
 	}
 	if (p[0] != '%' || p[1])
 		return -EINVAL;
@@ -445,7 +446,7 @@ static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *f
 static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *fmt, ...)
 {
 	struct qj_diags *d = c->diags;
-	struct qj_diag g = { .line = line0 + 1, .col = col0 + 1 };
+	struct qj_diag g = { .line = line0 + 1, .col = col0 + 1 }, *v;
 	va_list ap;
 	int r;
 
@@ -467,12 +468,15 @@ static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *f
 		return;
 	}
 	g.path = strndup(c->path ? c->path : "", c->path_len);
-	if (!g.path || grow((void **)&d->v, &(size_t){ d->n }, d->n + 1, sizeof(*d->v)) < 0) {
+	/* At most QJ_POLICY_MAX_DIAGS entries: growing one at a time is fine. */
+	v = g.path ? reallocarray(d->v, d->n + 1, sizeof(*d->v)) : NULL;
+	if (!v) {
 		free(g.path);
 		free(g.message);
 		c->error = -ENOMEM;
 		return;
 	}
+	d->v = v;
 	d->v[d->n++] = g;
 }
 
@@ -795,7 +799,6 @@ static int build_tree(struct ctx *c, struct node **ret_root)
 			if (depth == MAX_DEPTH) {
 				diag(c, n, "nested more than %d levels deep", MAX_DEPTH);
 				r = 0;
-				break;
 			}
 			break;
 		case YAML_SEQUENCE_END_EVENT:
@@ -1317,7 +1320,8 @@ static void walk_busy_threshold(struct ctx *c, struct node *n, void *obj, const 
 	if (!s)
 		return;
 	if (parse_percent(s, &v) < 0) {
-		diag(c, n, "expected a percentage of one CPU such as 5%% or 2.5%%, got %s",
+		diag(c, n,
+		     "expected a percentage of one CPU such as 5%% or 2.5%% (at most 3 decimals), got %s",
 		     describe(n, buf));
 		return;
 	}
