@@ -1727,26 +1727,27 @@ static void check_app_names(struct ctx *c, struct node *list)
 {
 	struct qj_policy *p = c->p;
 	_cleanup_free_ struct app_ref *refs = calloc(p->n_apps ? p->n_apps : 1, sizeof(*refs));
+	size_t n = 0, first = 0;
 
 	if (!refs) {
 		c->error = -ENOMEM;
 		return;
 	}
 	for (size_t i = 0; i < p->n_apps; i++)
-		refs[i] = (struct app_ref){ p->apps[i].name, i };
-	qsort(refs, p->n_apps, sizeof(*refs), app_ref_cmp);
-	for (size_t i = 1; i < p->n_apps; i++) {
-		size_t first = i, mark;
+		if (p->apps[i].name) /* unnamed ones were reported already */
+			refs[n++] = (struct app_ref){ p->apps[i].name, i };
+	/* Sorted by name, then by position: the first of each run of equal names came first. */
+	qsort(refs, n, sizeof(*refs), app_ref_cmp);
+	for (size_t i = 1; i < n; i++) {
 		struct node *dup, *orig;
+		size_t mark;
 
-		if (strcmp(refs[i].name, refs[i - 1].name) != 0)
+		if (strcmp(refs[i].name, refs[first].name) != 0) {
+			first = i;
 			continue;
-		while (first > 0 && strcmp(refs[first - 1].name, refs[i].name) == 0)
-			first--;
-		dup = map_get(list->items[refs[i].index], "name") ?:
-								    deref(list->items[refs[i].index]);
-		orig = map_get(list->items[refs[first].index], "name") ?:
-			       deref(list->items[refs[first].index]);
+		}
+		dup = map_get(list->items[refs[i].index], "name");
+		orig = map_get(list->items[refs[first].index], "name");
 		mark = path_push(c, "[%zu].name", refs[i].index);
 		diag(c, dup, "duplicate app name '%s' (first defined at apps[%zu], %u:%u)",
 		     refs[i].name, refs[first].index, orig->line + 1, orig->col + 1);
@@ -1766,7 +1767,6 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 		{ .key = "holds", .type = F_CUSTOM, .walk = walk_holds },
 	};
 	struct qj_policy *p = c->p;
-	bool all_named = true;
 
 	if (!expect_kind(c, n, NODE_SEQ, "a list of apps"))
 		return;
@@ -1799,12 +1799,10 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 			     p->rungs[ap.a.max_rung].name, p->rungs[ap.a.start_rung].name);
 			path_pop(c, m2);
 		}
-		if (!ap.a.name)
-			all_named = false;
 		p->apps[p->n_apps++] = ap.a;
 		path_pop(c, mark);
 	}
-	if (all_named && !c->error)
+	if (!c->error)
 		check_app_names(c, n);
 }
 
