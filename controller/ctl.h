@@ -20,4 +20,7 @@ struct ctl_options {
 	bool json;
 };
 
+/* qosjailctl check [--dump] [--quiet] FILE...: validates policies offline (ctl-check.c). */
+int ctl_check(int argc, char **argv, const struct ctl_options *o);
+
 #endif

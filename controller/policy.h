@@ -60,6 +60,8 @@ struct qj_principals {
 	char **groups; /* group names, resolved at check time by the daemon */
 	size_t n_groups;
 	bool anyone; /* "*" */
+	gid_t *gids; /* groups resolved by qj_policy_resolve_groups(); empty until then */
+	size_t n_gids;
 };
 
 struct qj_app {
@@ -162,15 +164,30 @@ const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 				     const char *cmdline, uid_t uid);
 const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name);
 
+/* True when @uid or one of @gids (the peer's groups) is allowed.  Groups count only once resolved. */
 bool qj_principals_allow(const struct qj_principals *pr, uid_t uid, const gid_t *gids,
 			 size_t n_gids);
+
+/*
+ * Resolves the group names of every access list into gids with @lookup (the daemon passes a
+ * getgrnam_r() wrapper; the module stays pure).  @lookup returns 0 or -errno; names it cannot
+ * resolve are skipped.  Returns the number of unresolved names, or -ENOMEM.
+ */
+int qj_policy_resolve_groups(struct qj_policy *p,
+			     int (*lookup)(const char *group, gid_t *ret_gid, void *userdata),
+			     void *userdata);
 
 const char *qj_backend_to_string(enum qj_backend b);
 enum qj_backend qj_backend_from_string(const char *s);
 const char *qj_action_to_string(enum qj_action a);
 enum qj_action qj_action_from_string(const char *s);
 
+const char *qj_trust_to_string(enum qj_trust t);
+enum qj_trust qj_trust_from_string(const char *s);
+
 /* "250ms", "5s", "2m", "1h" -> microseconds.  Returns 0 or -EINVAL/-ERANGE. */
 int qj_parse_duration(const char *s, uint64_t *ret_usec);
+/* "4096", "64K", "10M", "1G" (powers of 1024) -> bytes.  Returns 0 or -EINVAL/-ERANGE. */
+int qj_parse_size(const char *s, uint64_t *ret_bytes);
 
 #endif

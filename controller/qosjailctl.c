@@ -16,7 +16,9 @@ struct verb {
 	const char *summary;
 };
 
-static const struct verb verbs[] = {};
+static const struct verb verbs[] = {
+	{ "check", ctl_check, "check [--dump] [--quiet] FILE...   validate policy files" },
+};
 
 static void usage(FILE *f)
 {
