@@ -15,7 +15,7 @@
 #include "log.h"
 #include "util.h"
 
-struct qj_backend {
+struct qj_power {
 	/* Configuration; written by the main thread only while no job runs. */
 	enum qj_backend kind;
 	char state_path[4096];
@@ -35,7 +35,7 @@ struct qj_backend {
 
 	unsigned prepared_count;
 	bool prepared;
-	struct qj_backend_stats stats; /* written by the worker under lock */
+	struct qj_power_stats stats; /* written by the worker under lock */
 };
 
 static void on_sigusr1(int sig)
@@ -100,13 +100,14 @@ static bool state_lists(const char *path, const char *word)
 
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return false;
-	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t; t = strtok_r(NULL, " \n", &save))
+	for (char *save = NULL, *t = strtok_r(buf, " \n", &save); t;
+	     t = strtok_r(NULL, " \n", &save))
 		if (strcmp(t, word) == 0)
 			return true;
 	return false;
 }
 
-int qj_backend_configure(struct qj_backend *b, const struct qj_policy *p)
+int qj_power_configure(struct qj_power *b, const struct qj_policy *p)
 {
 	const char *root = p->sysfs_root ? p->sysfs_root : "/sys";
 	enum qj_backend kind = p->backend;
@@ -117,8 +118,7 @@ int qj_backend_configure(struct qj_backend *b, const struct qj_policy *p)
 		    sizeof(b->count_path))
 		return -ENAMETOOLONG;
 	if (kind == QJ_BACKEND_AUTO)
-		kind = state_lists(b->state_path, "qos") ? QJ_BACKEND_QOS :
-							   QJ_BACKEND_WAKEUP_COUNT;
+		kind = state_lists(b->state_path, "qos") ? QJ_BACKEND_QOS : QJ_BACKEND_WAKEUP_COUNT;
 	b->kind = kind;
 	snprintf(b->wakeup_state, sizeof(b->wakeup_state), "%s",
 		 p->wakeup_state ? p->wakeup_state : "mem");
@@ -128,7 +128,7 @@ int qj_backend_configure(struct qj_backend *b, const struct qj_policy *p)
 }
 
 /* The job, in the worker thread.  Checks cancel before each blocking step. */
-static int run_job(struct qj_backend *b)
+static int run_job(struct qj_power *b)
 {
 	char text[32];
 	unsigned now_count;
@@ -177,7 +177,7 @@ static int run_job(struct qj_backend *b)
 
 static void *worker_main(void *arg)
 {
-	struct qj_backend *b = arg;
+	struct qj_power *b = arg;
 	sigset_t ss;
 
 	sigemptyset(&ss);
@@ -214,17 +214,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int qj_backend_new(const struct qj_policy *p, int notify_fd, struct qj_backend **ret)
+int qj_power_new(const struct qj_policy *p, int notify_fd, struct qj_power **ret)
 {
 	struct sigaction sa = { .sa_handler = on_sigusr1 }; /* no SA_RESTART: EINTR wanted */
-	struct qj_backend *b;
+	struct qj_power *b;
 	int r;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
 	b->notify_fd = notify_fd;
-	r = qj_backend_configure(b, p);
+	r = qj_power_configure(b, p);
 	if (r < 0) {
 		free(b);
 		return r;
@@ -246,7 +246,7 @@ int qj_backend_new(const struct qj_policy *p, int notify_fd, struct qj_backend *
 	return 0;
 }
 
-struct qj_backend *qj_backend_free(struct qj_backend *b)
+struct qj_power *qj_power_free(struct qj_power *b)
 {
 	if (!b)
 		return NULL;
@@ -258,7 +258,7 @@ struct qj_backend *qj_backend_free(struct qj_backend *b)
 	for (;;) {
 		struct timespec ts;
 
-		qj_backend_interrupt(b);
+		qj_power_interrupt(b);
 		(void)clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 20 * 1000 * 1000;
 		if (ts.tv_nsec >= 1000000000) {
@@ -274,17 +274,17 @@ struct qj_backend *qj_backend_free(struct qj_backend *b)
 	return NULL;
 }
 
-enum qj_backend qj_backend_kind(const struct qj_backend *b)
+enum qj_backend qj_power_kind(const struct qj_power *b)
 {
 	return b->kind;
 }
 
-const char *qj_backend_path(const struct qj_backend *b)
+const char *qj_power_path(const struct qj_power *b)
 {
 	return b->state_path;
 }
 
-int qj_backend_prepare(struct qj_backend *b)
+int qj_power_prepare(struct qj_power *b)
 {
 	int r;
 
@@ -301,7 +301,7 @@ int qj_backend_prepare(struct qj_backend *b)
 	return 0;
 }
 
-int qj_backend_start(struct qj_backend *b)
+int qj_power_start(struct qj_power *b)
 {
 	int r = 0;
 
@@ -318,13 +318,13 @@ int qj_backend_start(struct qj_backend *b)
 	return r;
 }
 
-void qj_backend_interrupt(struct qj_backend *b)
+void qj_power_interrupt(struct qj_power *b)
 {
 	atomic_store(&b->cancel, true);
 	(void)pthread_kill(b->worker, SIGUSR1);
 }
 
-bool qj_backend_running(const struct qj_backend *b)
+bool qj_power_running(const struct qj_power *b)
 {
 	bool r;
 
@@ -334,7 +334,7 @@ bool qj_backend_running(const struct qj_backend *b)
 	return r;
 }
 
-int qj_backend_collect(struct qj_backend *b, int *ret_result)
+int qj_power_collect(struct qj_power *b, int *ret_result)
 {
 	uint64_t v;
 	int r = 0;
@@ -350,7 +350,7 @@ int qj_backend_collect(struct qj_backend *b, int *ret_result)
 	return r;
 }
 
-void qj_backend_get_stats(const struct qj_backend *b, struct qj_backend_stats *ret)
+void qj_power_get_stats(const struct qj_power *b, struct qj_power_stats *ret)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&b->lock);
 	*ret = b->stats;

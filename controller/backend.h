@@ -22,9 +22,9 @@
 
 #include "policy.h"
 
-struct qj_backend;
+struct qj_power;
 
-struct qj_backend_stats {
+struct qj_power_stats {
 	uint64_t attempts; /* suspend writes started */
 	uint64_t dry_runs; /* simulated suspends completed (dry-run) */
 	uint64_t dry_run_usec; /* simulated suspend time (dry-run) */
@@ -37,29 +37,29 @@ struct qj_backend_stats {
  * written when a suspend job finished.  The calling thread must block
  * SIGUSR1 (the interrupt signal) before; the worker unblocks it for itself.
  */
-int qj_backend_new(const struct qj_policy *p, int notify_fd, struct qj_backend **ret);
+int qj_power_new(const struct qj_policy *p, int notify_fd, struct qj_power **ret);
 /* Interrupts a running job, joins the worker, frees. */
-struct qj_backend *qj_backend_free(struct qj_backend *b);
+struct qj_power *qj_power_free(struct qj_power *b);
 
 /* New policy after a reload; takes effect at the next job. */
-int qj_backend_configure(struct qj_backend *b, const struct qj_policy *p);
+int qj_power_configure(struct qj_power *b, const struct qj_policy *p);
 
-enum qj_backend qj_backend_kind(const struct qj_backend *b);
-const char *qj_backend_path(const struct qj_backend *b); /* power/state path */
+enum qj_backend qj_power_kind(const struct qj_power *b);
+const char *qj_power_path(const struct qj_power *b); /* power/state path */
 
 /* Before the quiesce: wakeup-count reads and remembers power/wakeup_count. */
-int qj_backend_prepare(struct qj_backend *b);
+int qj_power_prepare(struct qj_power *b);
 /* Hands the suspend write to the worker thread.  -EBUSY when a job runs. */
-int qj_backend_start(struct qj_backend *b);
+int qj_power_start(struct qj_power *b);
 /* Interrupts the running job (SIGUSR1 to the worker).  Safe to repeat. */
-void qj_backend_interrupt(struct qj_backend *b);
-bool qj_backend_running(const struct qj_backend *b);
+void qj_power_interrupt(struct qj_power *b);
+bool qj_power_running(const struct qj_power *b);
 /*
  * After @notify_fd became readable: 1 and *ret_result (0 or negative errno)
  * when a job finished, 0 when none did.
  */
-int qj_backend_collect(struct qj_backend *b, int *ret_result);
+int qj_power_collect(struct qj_power *b, int *ret_result);
 
-void qj_backend_get_stats(const struct qj_backend *b, struct qj_backend_stats *ret);
+void qj_power_get_stats(const struct qj_power *b, struct qj_power_stats *ret);
 
 #endif
