@@ -582,7 +582,10 @@ static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct q
 		}
 		log_warning("Reload of %s failed, keeping the running policy:\n%s", path,
 			    text ? text : "");
-		reply_error(c, r, "%s%s", r == -EINVAL ? "" : strerror(-r), text ? text : "");
+		if (r == -EINVAL)
+			reply_error(c, r, "invalid policy:\n%s", text ? text : "");
+		else
+			reply_error(c, r, "cannot load %s", path);
 		free(text);
 		qj_diags_done(&diags);
 		return;
