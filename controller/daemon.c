@@ -222,13 +222,46 @@ static void on_backend_done(struct qj_daemon *d, int result)
 
 static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 {
+	int r;
+
 	if (!msg) {
 		log_error("Out of memory building a reply, disconnecting client %" PRIu64, c->id);
 		qj_ipc_disconnect(c);
 		return;
 	}
-	(void)qj_ipc_send(c, msg, pass_fd);
+	r = qj_ipc_send(c, msg, pass_fd);
 	json_decref(msg);
+	if (r == -EMSGSIZE || r == -ENOMEM) {
+		/* Never leave a client waiting for a reply that was not sent. */
+		msg = qj_reply_new_error(r, "reply too large or out of memory");
+		if (msg)
+			(void)qj_ipc_send(c, msg, -1);
+		json_decref(msg);
+	}
+}
+
+/*
+ * Listing replies (status, holds) must fit in one message: halve the longest
+ * of the "holds" and "stats" arrays until they do, and say "truncated".
+ * The totals stay exact.
+ */
+static json_t *fit_reply(json_t *j)
+{
+	for (;;) {
+		json_t *holds = json_object_get(j, "holds"), *stats = json_object_get(j, "stats");
+		json_t *a = json_array_size(stats) > json_array_size(holds) ? stats : holds;
+		char *text = NULL;
+		size_t n;
+		int r;
+
+		r = qj_proto_encode(j, &text, &n);
+		free(text);
+		if (r != -EMSGSIZE || json_array_size(a) == 0)
+			return j;
+		for (size_t keep = json_array_size(a) / 2; json_array_size(a) > keep;)
+			(void)json_array_remove(a, json_array_size(a) - 1);
+		(void)json_object_set_new(j, "truncated", json_true());
+	}
 }
 
 static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
@@ -397,7 +430,9 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  (json_int_t)counts.apps, "tasks", (json_int_t)counts.tasks, "busy",
 			  (json_int_t)counts.busy, "stopped", (json_int_t)counts.stopped, "frozen",
 			  (json_int_t)counts.frozen, "killed", (json_int_t)counts.killed));
-	reply(c, j, -1);
+	(void)json_object_set_new(j, "holds_total",
+				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	reply(c, fit_reply(j), -1);
 }
 
 static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
@@ -422,8 +457,11 @@ static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
 			stats = NULL;
 		}
 	reply(c,
-	      stats ? json_pack("{s:b,s:I,s:o*,s:o}", "ok", 1, "now_usec", (json_int_t)t, "holds",
-				holds_array(d, t), "stats", stats) :
+	      stats ? fit_reply(json_pack("{s:b,s:I,s:I,s:I,s:o*,s:o}", "ok", 1, "now_usec",
+					  (json_int_t)t, "holds_total",
+					  (json_int_t)qj_holds_count(d->holds), "stats_total",
+					  (json_int_t)qj_holds_n_stats(d->holds), "holds",
+					  holds_array(d, t), "stats", stats)) :
 		      NULL,
 	      -1);
 }
