@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -65,6 +66,8 @@ int harness_start(struct harness *h, const char *policy_text)
 		char state[320];
 		int fd = open(h->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
+		/* Never outlive the test, even when ctest kills it. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 		snprintf(state, sizeof(state), "%s/state", h->dir);
 		if (fd >= 0) {
 			dup2(fd, STDERR_FILENO);
