@@ -836,6 +836,24 @@ int qj_cgroup_usage_usec(const struct qj_cgroup *c, const char *app, uint64_t *r
 	return 0;
 }
 
+int qj_cgroup_cpu_stall_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret)
+{
+	_cleanup_free_ char *p = NULL, *s = NULL;
+	const char *u;
+	int r = app_file(c, app, "cpu.pressure", &p);
+
+	if (r < 0)
+		return r;
+	r = qj_read_file(p, &s);
+	if (r < 0)
+		return r;
+	u = strstr(s, "total=");
+	if (strncmp(s, "some ", 5) != 0 || !u)
+		return -ENODATA;
+	*ret = strtoull(u + 6, NULL, 10);
+	return 0;
+}
+
 static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 {
 	_cleanup_free_ char *p = NULL, *s = NULL;

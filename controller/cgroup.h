@@ -64,6 +64,8 @@ int qj_cgroup_freeze_requested(const struct qj_cgroup *c, const char *app);
 /* Parses "KEY VALUE" from cgroup.events: 1/0, or -errno.  @key: "frozen", "populated". */
 int qj_cgroup_event(const struct qj_cgroup *c, const char *app, const char *key);
 int qj_cgroup_kill(struct qj_cgroup *c, const char *app);
+/* "some" total of cpu.pressure: time a task of the group was runnable but waiting. */
+int qj_cgroup_cpu_stall_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret);
 /* usage_usec of cpu.stat (@app NULL: the whole jail). */
 int qj_cgroup_usage_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret);
 

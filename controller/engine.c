@@ -46,6 +46,8 @@ struct task {
 	char comm[64];
 	char *exe;
 	uid_t uid;
+	pid_t ppid;
+	unsigned spawned; /* new jailed processes it started in the current window */
 	bool catches_sigxcpu;
 	struct qj_sample sample;
 	enum qj_task_activity activity;
@@ -70,6 +72,11 @@ struct app_state {
 	unsigned strikes; /* before the current cycle */
 	bool struck; /* escalated past a notification in the current cycle */
 	bool frozen_by_us;
+	/* Group demand (cpu.stat usage + cpu.pressure stall) over the last window. */
+	bool have_base;
+	uint64_t t0_usec;
+	uint64_t base_usec;
+	bool busy;
 };
 
 struct qj_engine {
@@ -518,13 +525,13 @@ static int classify(struct qj_engine *e, pid_t pid)
 {
 	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
 	const struct qj_app *a;
-	uid_t uid;
+	struct qj_proc_status ps;
 	int r;
 
 	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
-	    qj_proc_status_read(pid, NULL, &uid) < 0)
+	    qj_proc_status_read(pid, &ps) < 0)
 		return 0; /* gone already */
-	a = qj_procmon_match(e->p, exe, cmdline, uid);
+	a = qj_procmon_match(e->p, exe, cmdline, ps.uid);
 	if (!a || a->trust != QJ_TRUST_JAILED)
 		return 0;
 	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
@@ -658,7 +665,7 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 {
 	_cleanup_free_ char *in_app = NULL;
 	struct qj_proc_stat st;
-	uint64_t cgt = 0;
+	struct qj_proc_status ps;
 	struct task t = { .pid = pid, .pidfd = -EBADF, .rung = -1, .sample.fd = -EBADF };
 	int r;
 
@@ -679,11 +686,13 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	if (r < 0)
 		goto fail;
 	t.start_time = st.start_time;
+	t.ppid = st.ppid;
 	memcpy(t.comm, st.comm, sizeof(t.comm));
-	r = qj_proc_status_read(pid, &cgt, &t.uid);
+	r = qj_proc_status_read(pid, &ps);
 	if (r < 0)
 		goto fail;
-	t.catches_sigxcpu = cgt & (1ULL << (SIGXCPU - 1));
+	t.uid = ps.uid;
+	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
 	r = qj_proc_exe(pid, &t.exe);
 	if (r < 0)
 		goto fail;
@@ -814,8 +823,16 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			e->tasks = nt;
 			memcpy(e->tasks + e->n_tasks, added, n_added * sizeof(*added));
 			e->n_tasks += n_added;
-			n_added = 0;
 			qsort(e->tasks, e->n_tasks, sizeof(*e->tasks), cmp_task);
+			/* Credit parents: a forker is as busy as the children it starts. */
+			for (size_t i = 0; i < n_added; i++) {
+				struct task *parent = find_task(e, added[i].ppid);
+
+				if (parent && !parent->gone &&
+				    strcmp(parent->app, added[i].app) == 0)
+					parent->spawned++;
+			}
+			n_added = 0;
 		}
 	}
 	for (size_t i = 0; i < n_added; i++)
@@ -857,6 +874,16 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 		mark_gone(e, t);
 		return;
 	}
+	if (t->killed_by_us) {
+		struct qj_proc_status ps;
+
+		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
+		if (qj_proc_status_read(t->pid, &ps) == 0 &&
+		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+			mark_gone(e, t);
+			return;
+		}
+	}
 	if (app_frozen(e, t->app)) {
 		t->activity = QJ_TASK_FROZEN;
 		return;
@@ -867,6 +894,17 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 		return;
 	}
 	if (t->stopped_by_us) {
+		struct qj_proc_status ps;
+
+		/*
+		 * A SIGSTOP takes effect when the task next runs; starved at
+		 * the idle class that can take a while.  Still pending: stopping.
+		 */
+		if (qj_proc_status_read(t->pid, &ps) == 0 &&
+		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)))) {
+			t->activity = QJ_TASK_STOPPED;
+			return;
+		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
 		t->stopped_by_us = false;
 		t->activity = QJ_TASK_CONTINUED;
@@ -876,11 +914,24 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
-			      &act);
+			      t->rung < 0, &act);
 	if (r == -ESRCH)
 		mark_gone(e, t);
-	else if (r == 1)
+	else if (r == 1) {
+		struct app_state *a = app_state(e, t->app);
+
+		/*
+		 * Idle itself, but it keeps starting processes while its group
+		 * wants a CPU: the children are too short-lived to be caught.
+		 */
+		if (act == QJ_TASK_IDLE && t->spawned >= 2 && a && a->busy)
+			act = QJ_TASK_BUSY;
+		t->spawned = 0;
 		t->activity = act;
+		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
+			  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
+			  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
+	}
 }
 
 static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
@@ -960,6 +1011,8 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	return 1;
 }
 
+static void sample_groups(struct qj_engine *e, uint64_t now);
+
 int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
 	int r;
@@ -971,8 +1024,12 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
-	for (size_t i = 0; i < e->n_apps; i++)
+	for (size_t i = 0; i < e->n_apps; i++) {
 		e->apps[i].struck = false;
+		e->apps[i].have_base = false;
+		e->apps[i].busy = false;
+	}
+	sample_groups(e, now_usec);
 	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
 		e->jail_usage_begin = 0;
 	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
@@ -991,6 +1048,39 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	return 0;
 }
 
+static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
+{
+	uint64_t usage, stall = 0;
+	int r;
+
+	r = qj_cgroup_usage_usec(e->cg, app, &usage);
+	if (r < 0)
+		return r;
+	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
+	*ret = usage + stall;
+	return 0;
+}
+
+/* Per app group: did the group as a whole want more than busy_threshold of a CPU? */
+static void sample_groups(struct qj_engine *e, uint64_t now)
+{
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		uint64_t v;
+
+		if (group_demand(e, a->name, &v) < 0)
+			continue;
+		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
+			continue;
+		if (a->have_base)
+			a->busy = qj_sample_is_busy((v - a->base_usec) * NSEC_PER_USEC,
+						    now - a->t0_usec, e->p->busy_threshold);
+		a->have_base = true;
+		a->t0_usec = now;
+		a->base_usec = v;
+	}
+}
+
 int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
 {
 	uint64_t next = USEC_INFINITY;
@@ -1002,6 +1092,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	r = rescan(e, now_usec);
 	if (r < 0)
 		return r;
+	sample_groups(e, now_usec);
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 		const struct qj_app *app = find_app(e->p, t->app);

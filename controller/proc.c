@@ -47,6 +47,19 @@ static int read_proc(pid_t pid, const char *what, char **ret)
 	return r == -ENOENT ? -ESRCH : r;
 }
 
+int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[96];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", rel);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return qj_proc_stat_parse(s, ret);
+}
+
 int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret)
 {
 	_cleanup_free_ char *s = NULL;
@@ -55,35 +68,56 @@ int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret)
 	return r < 0 ? r : qj_proc_stat_parse(s, ret);
 }
 
-int qj_proc_status_parse(const char *text, uint64_t *ret_sigcgt, uid_t *ret_uid)
+static int hex_field(const char *text, const char *key, uint64_t *ret)
 {
-	const char *cgt = strstr(text, "\nSigCgt:"), *uid = strstr(text, "\nUid:");
+	const char *p = strstr(text, key);
 
-	if (!cgt || !uid)
+	if (!p)
 		return -EINVAL;
-	if (ret_sigcgt)
-		*ret_sigcgt = strtoull(cgt + 8, NULL, 16);
-	if (ret_uid)
-		*ret_uid = (uid_t)strtoul(uid + 5, NULL, 10);
+	*ret = strtoull(p + strlen(key), NULL, 16);
 	return 0;
 }
 
-int qj_proc_status_read(pid_t pid, uint64_t *ret_sigcgt, uid_t *ret_uid)
+int qj_proc_status_parse(const char *text, struct qj_proc_status *ret)
+{
+	struct qj_proc_status s = {};
+	const char *uid = strstr(text, "\nUid:");
+	const char *vol = strstr(text, "\nvoluntary_ctxt_switches:");
+	const char *nonvol = strstr(text, "\nnonvoluntary_ctxt_switches:");
+
+	if (!uid || hex_field(text, "\nSigCgt:", &s.sigcgt) < 0 ||
+	    hex_field(text, "\nSigPnd:", &s.sigpnd) < 0 ||
+	    hex_field(text, "\nShdPnd:", &s.shdpnd) < 0)
+		return -EINVAL;
+	s.uid = (uid_t)strtoul(uid + 5, NULL, 10);
+	if (nonvol)
+		s.nonvoluntary_switches =
+			strtoull(nonvol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10);
+	if (vol)
+		s.voluntary_switches =
+			strtoull(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+	*ret = s;
+	return 0;
+}
+
+int qj_proc_status_read(pid_t pid, struct qj_proc_status *ret)
 {
 	_cleanup_free_ char *s = NULL;
 	int r = read_proc(pid, "status", &s);
 
-	return r < 0 ? r : qj_proc_status_parse(s, ret_sigcgt, ret_uid);
+	return r < 0 ? r : qj_proc_status_parse(s, ret);
 }
 
-int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns)
+int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns,
+			    uint64_t *ret_slices)
 {
-	uint64_t cpu, wait;
+	uint64_t cpu, wait, slices;
 
-	if (sscanf(text, "%" SCNu64 " %" SCNu64, &cpu, &wait) != 2)
+	if (sscanf(text, "%" SCNu64 " %" SCNu64 " %" SCNu64, &cpu, &wait, &slices) != 3)
 		return -EINVAL;
 	*ret_cpu_ns = cpu;
 	*ret_wait_ns = wait;
+	*ret_slices = slices;
 	return 0;
 }
 

@@ -20,11 +20,23 @@ struct qj_proc_stat {
 /* Parses the text of /proc/PID/stat (comm may contain spaces and parentheses). */
 int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret);
 int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret);
-/* Parses "SigCgt:" and "Uid:" (real) out of /proc/PID/status text. */
-int qj_proc_status_parse(const char *text, uint64_t *ret_sigcgt, uid_t *ret_uid);
-int qj_proc_status_read(pid_t pid, uint64_t *ret_sigcgt, uid_t *ret_uid);
-/* First two fields of schedstat: on-CPU and run-queue wait, in ns. */
-int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns);
+/* Reads /proc/@rel/stat, e.g. "PID/task/TID". */
+int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret);
+struct qj_proc_status {
+	uid_t uid; /* real */
+	uint64_t sigcgt; /* caught signals: bit (sig - 1) */
+	uint64_t sigpnd; /* pending for the thread */
+	uint64_t shdpnd; /* pending for the process (a SIGSTOP not acted on yet sits here) */
+	uint64_t voluntary_switches; /* times it blocked by itself */
+	uint64_t nonvoluntary_switches; /* times it was preempted */
+};
+
+/* Parses /proc/PID/status (or /proc/PID/task/TID/status) text. */
+int qj_proc_status_parse(const char *text, struct qj_proc_status *ret);
+int qj_proc_status_read(pid_t pid, struct qj_proc_status *ret);
+/* schedstat: on-CPU ns, run-queue wait ns, times it was given a CPU. */
+int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns,
+			    uint64_t *ret_slices);
 /* readlink /proc/PID/exe (allocated); "" for kernel threads. */
 int qj_proc_exe(pid_t pid, char **ret);
 /* /proc/PID/cmdline with NULs as spaces (allocated). */

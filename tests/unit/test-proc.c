@@ -34,25 +34,29 @@ static void test_proc_stat_parse_odd_comm(void **state)
 static void test_proc_status_parse(void **state)
 {
 	const char *text = "Name:\tqj-polite\nUid:\t1000\t1000\t1000\t1000\n"
-			   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000800000\n";
-	uint64_t cgt;
-	uid_t uid;
+			   "SigPnd:\t0000000000000000\nShdPnd:\t0000000000040000\n"
+			   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000800000\n"
+			   "voluntary_ctxt_switches:\t42\nnonvoluntary_ctxt_switches:\t7\n";
+	struct qj_proc_status st;
 
 	(void)state;
-	assert_int_equal(qj_proc_status_parse(text, &cgt, &uid), 0);
-	assert_int_equal(uid, 1000);
-	assert_true(cgt & (1ULL << (24 - 1))); /* SIGXCPU */
-	assert_int_equal(qj_proc_status_parse("Name:\tx\n", &cgt, &uid), -EINVAL);
+	assert_int_equal(qj_proc_status_parse(text, &st), 0);
+	assert_int_equal(st.uid, 1000);
+	assert_true(st.sigcgt & (1ULL << (24 - 1))); /* SIGXCPU */
+	assert_true(st.shdpnd & (1ULL << (19 - 1))); /* SIGSTOP pending */
+	assert_true(st.voluntary_switches == 42);
+	assert_int_equal(qj_proc_status_parse("Name:\tx\n", &st), -EINVAL);
 }
 
 static void test_proc_schedstat_parse(void **state)
 {
-	uint64_t cpu, wait;
+	uint64_t cpu, wait, slices;
 
 	(void)state;
-	assert_int_equal(qj_proc_schedstat_parse("318893528 339352841 87\n", &cpu, &wait), 0);
-	assert_true(cpu == 318893528ULL && wait == 339352841ULL);
-	assert_int_equal(qj_proc_schedstat_parse("x", &cpu, &wait), -EINVAL);
+	assert_int_equal(qj_proc_schedstat_parse("318893528 339352841 87\n", &cpu, &wait, &slices),
+			 0);
+	assert_true(cpu == 318893528ULL && wait == 339352841ULL && slices == 87);
+	assert_int_equal(qj_proc_schedstat_parse("x", &cpu, &wait, &slices), -EINVAL);
 }
 
 static void test_sample_is_busy(void **state)
@@ -62,6 +66,44 @@ static void test_sample_is_busy(void **state)
 	assert_false(qj_sample_is_busy(150 * 1000 * 1000ULL, 300 * 1000, 0.5));
 	assert_true(qj_sample_is_busy(151 * 1000 * 1000ULL, 300 * 1000, 0.5));
 	assert_false(qj_sample_is_busy(0, 0, 0.5));
+}
+
+static void test_demand_delta(void **state)
+{
+	struct qj_demand a = {
+		.cpu_ns = 100, .wait_ns = 1000, .children_ns = 5, .voluntary = 3, .slices = 10
+	};
+	struct qj_demand spinner = {
+		.cpu_ns = 110, .wait_ns = 1900, .children_ns = 5, .voluntary = 3, .slices = 12
+	};
+	struct qj_demand sleeper = {
+		.cpu_ns = 110, .wait_ns = 1900, .children_ns = 5, .voluntary = 9, .slices = 16
+	};
+	struct qj_demand starved = {
+		.cpu_ns = 100, .wait_ns = 1900, .children_ns = 5, .voluntary = 3, .slices = 10
+	};
+	struct qj_demand forker = {
+		.cpu_ns = 101, .wait_ns = 1000, .children_ns = 505, .voluntary = 90, .slices = 99
+	};
+
+	(void)state;
+	/* A starved spinner waited without ever blocking: the wait counts. */
+	assert_true(qj_demand_delta_ns(&a, &spinner) == 910);
+	/* A sleeper waiting behind spinners blocked by itself: only its CPU. */
+	assert_true(qj_demand_delta_ns(&a, &sleeper) == 10);
+	/* Woken, then never given the CPU: no evidence it would not block. */
+	assert_true(qj_demand_delta_ns(&a, &starved) == 0);
+	/* A forker is as busy as the children it reaps. */
+	assert_true(qj_demand_delta_ns(&a, &forker) == 501);
+
+	/* Starved windows: unknown, or judged by history before any action. */
+	starved.runnable = true;
+	starved.runnable_spinner = true;
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, false), QJ_TASK_UNKNOWN);
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, true), QJ_TASK_BUSY);
+	starved.runnable_spinner = false;
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, true), QJ_TASK_IDLE);
+	assert_int_equal(qj_demand_classify(&a, &sleeper, 300, 0.5, false), QJ_TASK_IDLE);
 }
 
 static void test_procmon_match(void **state)
@@ -94,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_proc_status_parse),
 		cmocka_unit_test(test_proc_schedstat_parse),
 		cmocka_unit_test(test_sample_is_busy),
+		cmocka_unit_test(test_demand_delta),
 		cmocka_unit_test(test_procmon_match),
 	};
 
