@@ -944,6 +944,9 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 
 	if (!a)
 		return -ENOMEM;
+	/* Freezing is the group's: one action, the group's other tasks follow it. */
+	if (action == QJ_ACTION_FREEZE && a->frozen_by_us)
+		return 0;
 	if (t->pending)
 		log_action(e, t,
 			   t->activity == QJ_TASK_CONTINUED ? "continued-by-other" : "ignored");
@@ -976,11 +979,9 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		t->killed_by_us = true;
 		break;
 	case QJ_ACTION_FREEZE:
-		if (!a->frozen_by_us) {
-			r = qj_cgroup_freeze(e->cg, t->app, true);
-			if (r == 0)
-				a->frozen_by_us = true;
-		}
+		r = qj_cgroup_freeze(e->cg, t->app, true);
+		if (r == 0)
+			a->frozen_by_us = true;
 		break;
 	default:
 		return -EINVAL;
@@ -1122,12 +1123,16 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			return r;
 		if (d.verdict == QJ_LADDER_APPLY) {
 			r = apply(e, t, d.rung, now_usec);
-			if (r < 0 && r == -ENOMEM)
+			if (r == -ENOMEM)
 				return r;
-			changed = true;
 			if (t->gone)
 				continue;
-			d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+			if (r > 0) {
+				changed = true;
+				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+			} else {
+				d.next_usec = USEC_INFINITY; /* its group is freezing */
+			}
 		} else if (d.verdict == QJ_LADDER_EXHAUSTED && t->pending) {
 			log_action(e, t, "ignored");
 		}

@@ -37,6 +37,16 @@ void qj_test_policy_add_rung(struct qj_policy *p, enum qj_action a, uint64_t gra
 		p->apps[i].max_rung = (int)p->n_rungs - 1;
 }
 
+void qj_test_policy_set_ladder(struct qj_policy *p, const enum qj_action *actions, size_t n,
+			       uint64_t grace_usec)
+{
+	for (size_t i = 0; i < p->n_rungs; i++)
+		free(p->rungs[i].name);
+	p->n_rungs = 0;
+	for (size_t i = 0; i < n; i++)
+		qj_test_policy_add_rung(p, actions[i], grace_usec);
+}
+
 struct qj_policy *qj_test_policy_new(uint64_t grace_usec)
 {
 	struct qj_policy *p = xcalloc(1, sizeof(*p));

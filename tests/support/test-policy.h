@@ -14,6 +14,9 @@ struct qj_policy *qj_test_policy_new(uint64_t grace_usec);
 struct qj_app *qj_test_policy_add_app(struct qj_policy *p, const char *name);
 /* Appends a rung to the ladder. */
 void qj_test_policy_add_rung(struct qj_policy *p, enum qj_action a, uint64_t grace_usec);
+/* Replaces the ladder with @n rungs of @actions, each with @grace_usec. */
+void qj_test_policy_set_ladder(struct qj_policy *p, const enum qj_action *actions, size_t n,
+			       uint64_t grace_usec);
 void qj_test_policy_free(struct qj_policy *p);
 
 #endif
