@@ -122,13 +122,11 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       str(last, "error")[0] ? ")" : "", age);
 		printf("Cycles:   %lld suspended, %lld aborted, %lld failed\n", num(j, "suspends"),
 		       num(j, "aborts"), num(j, "failures"));
-		if (json_is_true(json_object_get(jail, "engine")))
-			printf("Jail:     %lld apps, %lld tasks, %lld busy, %lld stopped, %lld "
-			       "frozen, %lld killed\n",
-			       num(jail, "apps"), num(jail, "tasks"), num(jail, "busy"),
-			       num(jail, "stopped"), num(jail, "frozen"), num(jail, "killed"));
-		else
-			printf("Jail:     no engine in this build\n");
+		printf("Jail:     %s: %lld apps, %lld tasks, %lld busy, %lld stopped, %lld frozen, "
+		       "%lld killed\n",
+		       str(jail, "cgroup"), num(jail, "apps"), num(jail, "tasks"),
+		       num(jail, "busy"), num(jail, "stopped"), num(jail, "frozen"),
+		       num(jail, "killed"));
 		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
 		       json_array_size(json_object_get(j, "holds")));
 		print_holds_table(json_object_get(j, "holds"));

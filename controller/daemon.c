@@ -20,6 +20,7 @@
 #include "engine.h"
 #include "holds.h"
 #include "ipc.h"
+#include "killlog.h"
 #include "log.h"
 #include "policy.h"
 #include "proto.h"
@@ -40,6 +41,7 @@ struct qj_daemon {
 	char *policy_path;
 	char *state_dir;
 	struct qj_engine *engine;
+	struct qj_killlog *killlog;
 	struct qj_holds *holds;
 	struct qj_cycle cycle;
 	struct qj_power *power;
@@ -98,29 +100,6 @@ static void rearm_timer(struct qj_daemon *d)
 }
 
 /* ---- engine adapters ---- */
-
-/*
- * The jail engine (engine.c) is developed on its own branch; until a build
- * links it, the daemon runs without a jail (holds, cycle and backend only)
- * and says so in `status` ("engine": false).
- */
-#ifdef QJ_HAVE_ENGINE
-#define engine_linked() true
-#else
-#pragma weak qj_engine_new
-#pragma weak qj_engine_free
-#pragma weak qj_engine_set_policy
-#pragma weak qj_engine_procmon_fd
-#pragma weak qj_engine_on_procmon
-#pragma weak qj_engine_place
-#pragma weak qj_engine_open_cgroup
-#pragma weak qj_engine_app_of_pid
-#pragma weak qj_engine_quiesce_begin
-#pragma weak qj_engine_quiesce_step
-#pragma weak qj_engine_restore
-#pragma weak qj_engine_counts
-#define engine_linked() (qj_engine_new != NULL)
-#endif
 
 static int engine_app_of_pid(struct qj_daemon *d, pid_t pid, const char **ret_app)
 {
@@ -426,7 +405,7 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 								   0)));
 	(void)json_object_set_new(
 		j, "jail",
-		json_pack("{s:b,s:I,s:I,s:I,s:I,s:I,s:I}", "engine", !!d->engine, "apps",
+		json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "cgroup", d->policy->cgroup_path, "apps",
 			  (json_int_t)counts.apps, "tasks", (json_int_t)counts.tasks, "busy",
 			  (json_int_t)counts.busy, "stopped", (json_int_t)counts.stopped, "frozen",
 			  (json_int_t)counts.frozen, "killed", (json_int_t)counts.killed));
@@ -472,10 +451,6 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 
 	if (!check_access(d, c, &d->policy->access_place, "place"))
 		return;
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail engine in this build");
-		return;
-	}
 	r = qj_engine_place(d->engine, req->app, req->pid);
 	if (r < 0) {
 		if (r == -ENOENT)
@@ -499,10 +474,6 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 
 	if (!check_access(d, c, &d->policy->access_place, "place"))
 		return;
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail engine in this build");
-		return;
-	}
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {
 		reply_error(c, r,
@@ -1004,16 +975,20 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		 qj_power_kind(d->power) == QJ_BACKEND_DRY_RUN ? "no kernel write" :
 								 qj_power_path(d->power));
 
-	if (engine_linked()) {
-		r = qj_engine_new(d->policy, NULL, d->state_dir, &d->engine);
-		if (r < 0) {
-			log_error_errno(r, "Failed to set up the jail: %m");
-			goto fail;
-		}
-	} else {
-		log_warning("No jail engine in this build: holds and suspend cycles only");
+	r = make_parent_dir(d->policy->log_path);
+	if (r >= 0)
+		r = qj_killlog_open(d->policy->log_path, d->policy->log_max_bytes,
+				    d->policy->log_keep, &d->killlog);
+	if (r < 0) {
+		log_error_errno(r, "Failed to open the kill log %s: %m", d->policy->log_path);
+		goto fail;
 	}
-	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
+	r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
+	if (r < 0) {
+		log_error_errno(r, "Failed to set up the jail %s: %m", d->policy->cgroup_path);
+		goto fail;
+	}
+	if (qj_engine_procmon_fd(d->engine) >= 0) {
 		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
 		if (r < 0)
 			goto fail;
@@ -1076,6 +1051,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 			log_error_errno(r, "Failed to restore the jail on exit: %m");
 		d->engine = qj_engine_free(d->engine);
 	}
+	d->killlog = qj_killlog_free(d->killlog);
 	qj_holds_free(d->holds);
 	qj_policy_free(d->policy);
 	free(d->policy_path);

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "daemon-harness.h"
+#include "itest.h"
+#include "util.h"
 #include "qosjail.h"
 
 void msleep(unsigned ms)
@@ -24,20 +26,35 @@ void msleep(unsigned ms)
 		;
 }
 
+static void put_expanded(struct harness *h, FILE *f, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (strncmp(p, "@DIR@", 5) == 0) {
+			fputs(h->dir, f);
+			p += 4;
+		} else if (strncmp(p, "@CG@", 4) == 0) {
+			fputs(h->it->cg_path, f);
+			p += 3;
+		} else if (strncmp(p, "@CPU@", 5) == 0) {
+			fputs(h->it->cpu_path, f);
+			p += 4;
+		} else {
+			fputc(*p, f);
+		}
+	}
+}
+
 int harness_write_policy(struct harness *h, const char *file, const char *text)
 {
 	FILE *f = fopen(file, "we");
 
 	if (!f)
 		return -errno;
-	for (const char *p = text; *p; p++) {
-		if (strncmp(p, "@DIR@", 5) == 0) {
-			fputs(h->dir, f);
-			p += 4;
-		} else {
-			fputc(*p, f);
-		}
-	}
+	put_expanded(h, f, text);
+	if (!strstr(text, "\njail:"))
+		put_expanded(h, f, "jail:\n  cgroup: @CG@\n  cpu_cgroup: @CPU@\n");
+	if (!strstr(text, "\nlog:"))
+		put_expanded(h, f, "log:\n  path: @DIR@/kill.log\n");
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
@@ -48,6 +65,9 @@ int harness_start(struct harness *h, const char *policy_text)
 	int r;
 
 	memset(h, 0, sizeof(*h));
+	h->it = itest_new(USEC_PER_SEC);
+	if (!h->it)
+		return -EOPNOTSUPP;
 	snprintf(h->dir, sizeof(h->dir), "/tmp/qjtest-XXXXXX");
 	if (!mkdtemp(h->dir))
 		return -errno;
@@ -118,6 +138,8 @@ void harness_cleanup(struct harness *h)
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
 		(void)!system(cmd);
 	}
+	itest_free(h->it); /* kills what is left in the jail subtree and removes it */
+	h->it = NULL;
 }
 
 void harness_dump_log(struct harness *h)

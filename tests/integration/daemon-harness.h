@@ -2,7 +2,11 @@
 /*
  * Starts a real qosjaild on a temporary socket with a temporary policy, for
  * the integration tests.  "@DIR@" in the policy text becomes the temporary
- * directory.  Only the daemon this harness started is ever signalled.
+ * directory, "@CG@"/"@CPU@" the test's jail subtree
+ * (/sys/fs/cgroup/unified/qosjail-test-PID and its v1 cpu twin, from
+ * tests/support/itest.c, removed by harness_cleanup()).  A policy without a
+ * jail: or log: section gets one pointing there.  Only the daemon this
+ * harness started is ever signalled.
  */
 #ifndef QJ_DAEMON_HARNESS_H
 #define QJ_DAEMON_HARNESS_H
@@ -12,7 +16,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct itest;
+
 struct harness {
+	struct itest *it; /* the jail subtree */
 	char dir[256];
 	char socket[320];
 	char policy[320];
