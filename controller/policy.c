@@ -128,6 +128,17 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* v = v * 10 + digit, or -ERANGE. */
+static int add_digit(uint64_t *v, char digit)
+{
+	uint64_t d = (uint64_t)(digit - '0');
+
+	if (*v > (UINT64_MAX - d) / 10)
+		return -ERANGE;
+	*v = *v * 10 + d;
+	return 0;
+}
+
 /* Decimal digits only (no sign, no 0x, no spaces): the schema has no negative numbers. */
 static int parse_u64(const char *s, uint64_t *ret)
 {
@@ -135,11 +146,9 @@ static int parse_u64(const char *s, uint64_t *ret)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&v, *s) < 0)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s)
 		return -EINVAL;
 	*ret = v;
@@ -163,11 +172,9 @@ int qj_parse_duration(const char *s, uint64_t *ret_usec)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (whole > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&whole, *s) < 0)
 			return -ERANGE;
-		whole = whole * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s == '.') {
 		s++;
 		if (!is_digit(*s))
@@ -211,11 +218,9 @@ int qj_parse_size(const char *s, uint64_t *ret_bytes)
 
 	if (!s || !is_digit(*s))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+	for (; is_digit(*s); s++)
+		if (add_digit(&v, *s) < 0)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
 	if (*s) {
 		switch (*s) {
 		case 'K':
@@ -240,7 +245,7 @@ int qj_parse_size(const char *s, uint64_t *ret_bytes)
 	return 0;
 }
 
-/* "5%", "2.5%" -> 0.05, 0.025. */
+/* "5%", "2.5%" -> 0.05, 0.025.  At most three decimals: the dump prints them exactly. */
 static int parse_percent(const char *s, double *ret)
 {
 	const char *p = s;
@@ -255,8 +260,9 @@ static int parse_percent(const char *s, double *ret)
 		p++;
 		if (!is_digit(*p))
 			return -EINVAL;
-		while (is_digit(*p))
-			p++;
+		for (int k = 0; is_digit(*p); p++, k++)
+			if (k == 3)
+				return -EINVAL;
 	}
 	if (p[0] != '%' || p[1])
 		return -EINVAL;
@@ -440,7 +446,7 @@ static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *f
 static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *fmt, ...)
 {
 	struct qj_diags *d = c->diags;
-	struct qj_diag g = { .line = line0 + 1, .col = col0 + 1 };
+	struct qj_diag g = { .line = line0 + 1, .col = col0 + 1 }, *v;
 	va_list ap;
 	int r;
 
@@ -462,12 +468,15 @@ static void diag_pos(struct ctx *c, unsigned line0, unsigned col0, const char *f
 		return;
 	}
 	g.path = strndup(c->path ? c->path : "", c->path_len);
-	if (!g.path || grow((void **)&d->v, &(size_t){ d->n }, d->n + 1, sizeof(*d->v)) < 0) {
+	/* At most QJ_POLICY_MAX_DIAGS entries: growing one at a time is fine. */
+	v = g.path ? reallocarray(d->v, d->n + 1, sizeof(*d->v)) : NULL;
+	if (!v) {
 		free(g.path);
 		free(g.message);
 		c->error = -ENOMEM;
 		return;
 	}
+	d->v = v;
 	d->v[d->n++] = g;
 }
 
@@ -721,7 +730,7 @@ static int build_tree(struct ctx *c, struct node **ret_root)
 
 	if (!yaml_parser_initialize(&y))
 		return -ENOMEM;
-	yaml_parser_set_input_string(&y, (const unsigned char *)c->text, c->len);
+	yaml_parser_set_input_string(&y, (const unsigned char *)(c->text ?: ""), c->len);
 	yaml_parser_set_encoding(&y, YAML_UTF8_ENCODING); /* no UTF-16 guessing: UTF-8 only */
 
 	for (bool done = false; !done && r > 0 && !c->error;) {
@@ -790,7 +799,6 @@ static int build_tree(struct ctx *c, struct node **ret_root)
 			if (depth == MAX_DEPTH) {
 				diag(c, n, "nested more than %d levels deep", MAX_DEPTH);
 				r = 0;
-				break;
 			}
 			break;
 		case YAML_SEQUENCE_END_EVENT:
@@ -904,13 +912,38 @@ static bool expect_kind(struct ctx *c, struct node *n, enum node_kind kind, cons
 	return false;
 }
 
-/* A non-null scalar without NUL bytes, or NULL after a diagnostic. */
+/*
+ * Control characters (C0, DEL, C1 such as NEL), Unicode line and paragraph separators and the
+ * noncharacters U+FFFE/U+FFFF, reachable through double-quoted escapes: they have no place in
+ * names, paths or globs, would break one-line log records, and YAML would read some of them
+ * back as line breaks.  @s is valid UTF-8 (checked before parsing, and libyaml's escapes).
+ */
+static bool text_is_clean(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len; i++) {
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return false;
+		if (u[i] == 0xc2 && i + 1 < len && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+			return false;
+		if (u[i] == 0xe2 && i + 2 < len && u[i + 1] == 0x80 &&
+		    (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+			return false;
+		if (u[i] == 0xef && i + 2 < len && u[i + 1] == 0xbf &&
+		    (u[i + 2] == 0xbe || u[i + 2] == 0xbf))
+			return false;
+	}
+	return true;
+}
+
+/* A non-null scalar without control characters, or NULL after a diagnostic. */
 static const char *want_scalar(struct ctx *c, struct node *n, const char *what)
 {
 	if (!expect_kind(c, n, NODE_SCALAR, what))
 		return NULL;
-	if (strlen(n->value) != n->len) {
-		diag(c, n, "must not contain a NUL character");
+	if (!text_is_clean(n->value, n->len)) {
+		diag(c, n, "must not contain control characters or line breaks");
 		return NULL;
 	}
 	return n->value;
@@ -1287,7 +1320,8 @@ static void walk_busy_threshold(struct ctx *c, struct node *n, void *obj, const 
 	if (!s)
 		return;
 	if (parse_percent(s, &v) < 0) {
-		diag(c, n, "expected a percentage of one CPU such as 5%% or 2.5%%, got %s",
+		diag(c, n,
+		     "expected a percentage of one CPU such as 5%% or 2.5%% (at most 3 decimals), got %s",
 		     describe(n, buf));
 		return;
 	}
@@ -1693,26 +1727,27 @@ static void check_app_names(struct ctx *c, struct node *list)
 {
 	struct qj_policy *p = c->p;
 	_cleanup_free_ struct app_ref *refs = calloc(p->n_apps ? p->n_apps : 1, sizeof(*refs));
+	size_t n = 0, first = 0;
 
 	if (!refs) {
 		c->error = -ENOMEM;
 		return;
 	}
 	for (size_t i = 0; i < p->n_apps; i++)
-		refs[i] = (struct app_ref){ p->apps[i].name, i };
-	qsort(refs, p->n_apps, sizeof(*refs), app_ref_cmp);
-	for (size_t i = 1; i < p->n_apps; i++) {
-		size_t first = i, mark;
+		if (p->apps[i].name) /* unnamed ones were reported already */
+			refs[n++] = (struct app_ref){ p->apps[i].name, i };
+	/* Sorted by name, then by position: the first of each run of equal names came first. */
+	qsort(refs, n, sizeof(*refs), app_ref_cmp);
+	for (size_t i = 1; i < n; i++) {
 		struct node *dup, *orig;
+		size_t mark;
 
-		if (strcmp(refs[i].name, refs[i - 1].name) != 0)
+		if (strcmp(refs[i].name, refs[first].name) != 0) {
+			first = i;
 			continue;
-		while (first > 0 && strcmp(refs[first - 1].name, refs[i].name) == 0)
-			first--;
-		dup = map_get(list->items[refs[i].index], "name") ?:
-								    deref(list->items[refs[i].index]);
-		orig = map_get(list->items[refs[first].index], "name") ?:
-			       deref(list->items[refs[first].index]);
+		}
+		dup = map_get(list->items[refs[i].index], "name");
+		orig = map_get(list->items[refs[first].index], "name");
 		mark = path_push(c, "[%zu].name", refs[i].index);
 		diag(c, dup, "duplicate app name '%s' (first defined at apps[%zu], %u:%u)",
 		     refs[i].name, refs[first].index, orig->line + 1, orig->col + 1);
@@ -1732,7 +1767,6 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 		{ .key = "holds", .type = F_CUSTOM, .walk = walk_holds },
 	};
 	struct qj_policy *p = c->p;
-	bool all_named = true;
 
 	if (!expect_kind(c, n, NODE_SEQ, "a list of apps"))
 		return;
@@ -1765,12 +1799,10 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 			     p->rungs[ap.a.max_rung].name, p->rungs[ap.a.start_rung].name);
 			path_pop(c, m2);
 		}
-		if (!ap.a.name)
-			all_named = false;
 		p->apps[p->n_apps++] = ap.a;
 		path_pop(c, mark);
 	}
-	if (all_named && !c->error)
+	if (!c->error)
 		check_app_names(c, n);
 }
 
@@ -2069,7 +2101,7 @@ int qj_policy_parse(const char *filename, const char *text, size_t len, struct q
 			 "the file is larger than 1 MiB (%d bytes), the limit for a policy",
 			 QJ_POLICY_MAX_BYTES);
 		r = 0;
-	} else if ((bad = utf8_invalid_offset((const unsigned char *)text, len)) < len) {
+	} else if (len && (bad = utf8_invalid_offset((const unsigned char *)text, len)) < len) {
 		unsigned line, col;
 
 		offset_to_pos(text, len, bad, &line, &col);

@@ -143,12 +143,17 @@ void qj_diags_print(const struct qj_diags *d, FILE *f);
 /*
  * Parses @len bytes of @text; @filename is used in diagnostics only.
  * Returns 0 and sets *ret, or -EINVAL with every problem found in @diags
- * (then *ret is untouched), or -ENOMEM.
+ * (then *ret is untouched), or -ENOMEM.  @diags starts zeroed ({}); diagnostics are
+ * appended sorted by position, at most QJ_POLICY_MAX_DIAGS (the last then says how many
+ * more there were).  Release it with qj_diags_done() either way.
  */
 int qj_policy_parse(const char *filename, const char *text, size_t len, struct qj_diags *diags,
 		    struct qj_policy **ret);
 
-/* Reads @path (at most QJ_POLICY_MAX_BYTES) and parses it.  I/O errors are -errno. */
+/*
+ * Reads @path and parses it.  I/O errors are -errno (-EISDIR for a directory); a file over
+ * QJ_POLICY_MAX_BYTES is -EINVAL with a diagnostic, like any other invalid policy.
+ */
 int qj_policy_load(const char *path, struct qj_diags *diags, struct qj_policy **ret);
 
 /* The built-in defaults, as if parsed from "version: 1". */
@@ -159,7 +164,11 @@ struct qj_policy *qj_policy_free(struct qj_policy *p);
 /* The effective policy (defaults filled in) as pretty JSON, the output of `check --dump`. */
 int qj_policy_dump_json(const struct qj_policy *p, FILE *f);
 
-/* First app whose match rules all accept the process; NULL when none does. */
+/*
+ * First app (in policy order) whose match rules all accept the process; NULL when none does.
+ * Apps without any match rule are skipped: launchers place them by name (qj_policy_find_app).
+ * A NULL @exe or @cmdline fails the corresponding rule.
+ */
 const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 				     const char *cmdline, uid_t uid);
 const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name);
