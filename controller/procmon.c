@@ -32,14 +32,15 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	struct qj_procmon *m = arg;
 	struct nlmsghdr *h = nlmsg_hdr(msg);
 	struct cn_msg *cn = nlmsg_data(h);
-	struct proc_event *ev;
+	struct proc_event evbuf, *ev = &evbuf;
 	struct qj_proc_event e = {};
 	int r;
 
 	if ((size_t)nlmsg_datalen(h) < sizeof(*cn) + sizeof(*ev) || cn->id.idx != CN_IDX_PROC ||
 	    cn->id.val != CN_VAL_PROC)
 		return NL_SKIP;
-	ev = (struct proc_event *)cn->data;
+	/* cn->data is only 4-byte aligned in the netlink buffer: copy (UBSan). */
+	memcpy(&evbuf, cn->data, sizeof(evbuf));
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
 		e.kind = QJ_PROC_FORK;
