@@ -746,9 +746,11 @@ static void process_deferred(struct qj_daemon *d)
 {
 	if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
 		return;
-	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc); c; c = qj_ipc_next(c)) {
+	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc), *next; c; c = next) {
 		struct client_state *cs = c->userdata;
 		bool deferred = false;
+
+		next = qj_ipc_next(c); /* a reply may disconnect c */
 
 		if (!cs || !cs->has_deferred)
 			continue;
