@@ -147,6 +147,7 @@ int main(void)
 	long rss_start, rss_loaded;
 	int n = 0;
 
+	harness_debug = false; /* no log write per request */
 	if (harness_start(&h, policy) < 0) {
 		fprintf(stderr, "cannot start qosjaild (root and cgroup2 needed)\n");
 		return 1;

@@ -18,6 +18,8 @@
 #include "util.h"
 #include "qosjail.h"
 
+bool harness_debug = true;
+
 void msleep(unsigned ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
@@ -93,8 +95,12 @@ int harness_start(struct harness *h, const char *policy_text)
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);
 		}
-		execl(exe, "qosjaild", "-d", "--policy", h->policy, "--socket", h->socket,
-		      "--state-dir", state, (char *)NULL);
+		if (harness_debug)
+			execl(exe, "qosjaild", "-d", "--policy", h->policy, "--socket", h->socket,
+			      "--state-dir", state, (char *)NULL);
+		else
+			execl(exe, "qosjaild", "--policy", h->policy, "--socket", h->socket,
+			      "--state-dir", state, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {

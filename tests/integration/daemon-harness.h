@@ -27,6 +27,9 @@ struct harness {
 	pid_t pid;
 };
 
+/* Daemon started with -d (debug log into h->log); benchmarks turn it off. Default true. */
+extern bool harness_debug;
+
 /* Creates the directory and policy, starts the daemon, waits until it answers. */
 int harness_start(struct harness *h, const char *policy_text);
 /* Rewrites the policy file (for reload tests). */
