@@ -141,7 +141,7 @@ static void test_spawn_into_app_group(void **state)
 	qj_close(c);
 }
 
-static void test_ctl_run_exit_status(void **state)
+static void test_ctl_run_and_hold_exit_status(void **state)
 {
 	struct harness *h = *state;
 	char cmd[2048], want[300];
@@ -161,6 +161,19 @@ static void test_ctl_run_exit_status(void **state)
 		 getenv("QJ_BUILD_DIR"), h->socket);
 	status = system(cmd);
 	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+
+	/* hold: the hold is visible while CMD runs, CMD's status comes back. */
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s/controller/qosjailctl --socket %2$s hold --name build --why 'make -j2' -- "
+		 "sh -c '%1$s/controller/qosjailctl --socket %2$s status --json | "
+		 "grep -q \"\\\"name\\\":\\\"build\\\"\" && exit 5; exit 1'",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 5);
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s hold --name x -- true",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 2); /* usage: --why missing */
 }
 
 static void test_hold_aborts_quiesce_continues_stopped(void **state)
@@ -282,7 +295,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ctl_run_exit_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
