@@ -808,7 +808,8 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			if (r == 0)
 				n_added++;
 			else if (r != -ENOMEM)
-				r = 0; /* gone or moved meanwhile */
+				r = log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a) *
+				    0;
 		}
 		free(pids);
 	}

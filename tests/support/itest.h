@@ -58,6 +58,8 @@ void itest_free(struct itest *t);
  * instruction (placed before exec).  Waits for the ready line (copied to @line).
  */
 pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line, size_t size);
+/* Directory the test apps are executed from (private copies). */
+const char *itest_bin_dir(struct itest *t, char *buf, size_t size);
 /* State letter from /proc/PID/stat, 0 when gone. */
 char itest_state(pid_t pid);
 /* Runs begin and steps until done; returns the last step result or -ETIMEDOUT. */
