@@ -20,4 +20,7 @@ struct ctl_options {
 	bool json;
 };
 
+/* qosjailctl log: the kill log as a table or JSON Lines (ctl-log.c). */
+int ctl_log(int argc, char **argv, const struct ctl_options *o);
+
 #endif

@@ -16,7 +16,9 @@ struct verb {
 	const char *summary;
 };
 
-static const struct verb verbs[] = {};
+static const struct verb verbs[] = {
+	{ "log", ctl_log, "log [--app A] [--pid P] [--since 12h] [--follow]  show the kill log" },
+};
 
 static void usage(FILE *f)
 {
