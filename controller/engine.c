@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,8 @@
 #include "util.h"
 
 #define STATE_FILE "jail-state.json"
+/* How soon to look again after a stop, kill or freeze: they take effect at once. */
+#define CONFIRM_USEC (10 * USEC_PER_MSEC)
 
 struct slack {
 	pid_t tid;
@@ -366,6 +369,17 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 		if (asprintf(&e->state_file, "%s/%s", state_dir, STATE_FILE) < 0) {
 			r = -ENOMEM;
 			goto fail;
+		}
+	}
+	/* Three fds per jailed process during a quiesce (pidfd, schedstat, status). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				log_debug_errno(errno,
+						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
 		}
 	}
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
@@ -1129,8 +1143,14 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			if (t->gone)
 				continue;
 			if (r > 0) {
+				enum qj_action act = e->p->rungs[t->rung].action;
+
 				changed = true;
 				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+				/* Stops, kills and freezes show in /proc and cgroup.events at once. */
+				if (act != QJ_ACTION_SIGXCPU && act != QJ_ACTION_SIGTERM &&
+				    now_usec + CONFIRM_USEC < d.next_usec)
+					d.next_usec = now_usec + CONFIRM_USEC;
 			} else {
 				d.next_usec = USEC_INFINITY; /* its group is freezing */
 			}

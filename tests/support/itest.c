@@ -322,6 +322,30 @@ struct log_walk {
 	int count;
 };
 
+static int reason_cb(json_t *rec, void *ud)
+{
+	struct log_walk *w = ud;
+	const char *r = json_string_value(json_object_get(rec, "reason"));
+
+	if (r && strcmp(r, w->action) == 0)
+		w->count++;
+	return 0;
+}
+
+int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason)
+{
+	struct qj_killlog_filter f = { .pid = pid };
+	struct log_walk w = { .action = reason };
+	FILE *fp = fopen(t->log_path, "re");
+	int r;
+
+	if (!fp)
+		return -errno;
+	r = qj_killlog_read(fp, &f, reason_cb, &w);
+	fclose(fp);
+	return r < 0 ? r : w.count;
+}
+
 int itest_log_count_app(struct itest *t, const char *app, const char *action)
 {
 	struct qj_killlog_filter f = { .app = app, .action = action };

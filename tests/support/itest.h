@@ -72,6 +72,8 @@ int itest_log_of(struct itest *t, pid_t pid, char *buf, size_t size);
 int itest_log_count(struct itest *t, const char *action);
 /* Records of app @app with action @action (NULL: any action but summaries). */
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
+/* Records of @pid whose reason is @reason. */
+int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason);
 /* Reads an integer knob file. */
 long long itest_read_ll(const char *dir, const char *file);
 
