@@ -38,7 +38,14 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 	if (starved) {
 		if (!use_history)
 			return QJ_TASK_UNKNOWN;
-		return b->runnable_spinner ? QJ_TASK_BUSY : QJ_TASK_IDLE;
+		/*
+		 * Before any action a stopped task resumes at the next resume
+		 * anyway: better a sleeper that waited all window stopped than
+		 * a spinner left running.
+		 */
+		if (b->runnable_spinner || (a->runnable && b->voluntary == a->voluntary))
+			return QJ_TASK_BUSY;
+		return QJ_TASK_IDLE;
 	}
 	/*
 	 * Runnable when the window opened and when it closed, and never blocked
