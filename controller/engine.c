@@ -810,8 +810,19 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				t->seen = e->generation;
 				continue;
 			}
-			if (t)
-				continue; /* a dead task's pid reused inside the jail: next rescan */
+			if (t) {
+				/* A dead task's PID reused inside the jail: a new task. */
+				struct task fresh;
+
+				r = add_task(e, *a, pids[i], now, &fresh);
+				if (r == 0) {
+					task_done(t);
+					*t = fresh;
+				} else if (r != -ENOMEM) {
+					r = 0;
+				}
+				continue;
+			}
 			na = realloc(added, (n_added + 1) * sizeof(*added));
 			if (!na) {
 				r = -ENOMEM;
@@ -821,9 +832,10 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			r = add_task(e, *a, pids[i], now, &added[n_added]);
 			if (r == 0)
 				n_added++;
-			else if (r != -ENOMEM)
-				r = log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a) *
-				    0;
+			else if (r != -ENOMEM) {
+				log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a);
+				r = 0; /* gone or moved meanwhile */
+			}
 		}
 		free(pids);
 	}
