@@ -556,7 +556,7 @@ static int classify(struct qj_engine *e, pid_t pid)
 		return 0;
 	if (r < 0)
 		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
-	log_debug("Jailed %d (%s) in app %s on exec", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
 	return 1;
 }
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -122,11 +124,51 @@ static void test_exec_match_jails(void **state)
 	assert_int_equal(qj_engine_app_of_pid(t->e, busy, &app), 0);
 }
 
+/* Lost events (socket overrun): the engine resynchronises from /proc and cgroup.procs. */
+static void test_overrun_resync(void **state)
+{
+	struct itest *t = *state;
+	struct qj_app *a;
+	const char *app = NULL;
+	char dir[128];
+	int fd, one = 1, r;
+	pid_t sleeper;
+
+	ITEST_REQUIRE(t);
+	itest_bin_dir(t, dir, sizeof(dir));
+	a = qj_test_policy_add_app(t->p, "sleepy");
+	assert_true(asprintf(&a->match_exe, "%s/qj-sleep*", dir) > 0);
+	assert_int_equal(itest_start_engine(t), 0);
+	fd = qj_engine_procmon_fd(t->e);
+	assert_true(fd >= 0);
+
+	/* The smallest receive buffer, then a burst of forks: the queue overruns. */
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &one, sizeof(one)), 0);
+	for (int i = 0; i < 300; i++) {
+		pid_t c = fork();
+
+		assert_true(c >= 0);
+		if (c == 0)
+			_exit(0);
+		assert_int_equal(waitpid(c, NULL, 0), c);
+	}
+	/* Its exec event is dropped with the rest. */
+	sleeper = itest_spawn(t, "qj-sleeper", NULL, NULL, 0);
+	assert_true(sleeper > 0);
+	assert_int_equal(qj_engine_app_of_pid(t->e, sleeper, &app), 0);
+
+	r = qj_engine_on_procmon(t->e);
+	assert_true(r >= 0);
+	assert_int_equal(qj_engine_app_of_pid(t->e, sleeper, &app), 1);
+	assert_string_equal(app, "sleepy");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_layout_and_thread_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_match_jails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overrun_resync, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
