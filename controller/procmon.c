@@ -6,7 +6,6 @@
  * callback because connector messages are typed NLMSG_DONE.
  */
 #include <fnmatch.h>
-#include <stddef.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <netlink/msg.h>
@@ -33,21 +32,15 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	struct qj_procmon *m = arg;
 	struct nlmsghdr *h = nlmsg_hdr(msg);
 	struct cn_msg *cn = nlmsg_data(h);
-	struct proc_event copy = {}, *ev = &copy;
+	struct proc_event evbuf, *ev = &evbuf;
 	struct qj_proc_event e = {};
-	size_t len;
 	int r;
 
-	if ((size_t)nlmsg_datalen(h) < sizeof(*cn) || cn->id.idx != CN_IDX_PROC ||
+	if ((size_t)nlmsg_datalen(h) < sizeof(*cn) + sizeof(*ev) || cn->id.idx != CN_IDX_PROC ||
 	    cn->id.val != CN_VAL_PROC)
 		return NL_SKIP;
-	/* The payload sits at a 4-byte offset; struct proc_event wants 8: copy it. */
-	len = (size_t)nlmsg_datalen(h) - sizeof(*cn);
-	if (len > cn->len)
-		len = cn->len;
-	if (len < offsetof(struct proc_event, event_data))
-		return NL_SKIP;
-	memcpy(&copy, cn->data, len < sizeof(copy) ? len : sizeof(copy));
+	/* cn->data is only 4-byte aligned in the netlink buffer: copy (UBSan). */
+	memcpy(&evbuf, cn->data, sizeof(evbuf));
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
 		e.kind = QJ_PROC_FORK;
