@@ -17,7 +17,7 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-	{ "log", ctl_log, "log [--app A] [--pid P] [--since 12h] [--follow]  show the kill log" },
+	{ "log", ctl_log, "log [--app A] [--since 12h] [-F]  kill log: actions, cycle summaries" },
 };
 
 static void usage(FILE *f)
