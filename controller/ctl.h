@@ -40,5 +40,7 @@ int ctl_connect(const struct ctl_options *o, struct qj_conn **ret);
 int ctl_fail(struct qj_conn *c, int r, const char *what);
 int ctl_exit_status(int wstatus);
 void ctl_format_usec(unsigned long long usec, char *buf, size_t size);
+/* qosjailctl log: the kill log as a table or JSON Lines (ctl-log.c). */
+int ctl_log(int argc, char **argv, const struct ctl_options *o);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,8 @@
 #include "util.h"
 
 #define STATE_FILE "jail-state.json"
+/* How soon to look again after a stop, kill or freeze: they take effect at once. */
+#define CONFIRM_USEC (10 * USEC_PER_MSEC)
 
 struct slack {
 	pid_t tid;
@@ -368,6 +371,17 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 			goto fail;
 		}
 	}
+	/* Three fds per jailed process during a quiesce (pidfd, schedstat, status). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				log_debug_errno(errno,
+						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
+		}
+	}
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
 	if (r < 0)
 		goto fail;
@@ -542,7 +556,7 @@ static int classify(struct qj_engine *e, pid_t pid)
 		return 0;
 	if (r < 0)
 		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
-	log_debug("Jailed %d (%s) in app %s on exec", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
 	return 1;
 }
 
@@ -796,8 +810,19 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				t->seen = e->generation;
 				continue;
 			}
-			if (t)
-				continue; /* a dead task's pid reused inside the jail: next rescan */
+			if (t) {
+				/* A dead task's PID reused inside the jail: a new task. */
+				struct task fresh;
+
+				r = add_task(e, *a, pids[i], now, &fresh);
+				if (r == 0) {
+					task_done(t);
+					*t = fresh;
+				} else if (r != -ENOMEM) {
+					r = 0;
+				}
+				continue;
+			}
 			na = realloc(added, (n_added + 1) * sizeof(*added));
 			if (!na) {
 				r = -ENOMEM;
@@ -807,8 +832,10 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			r = add_task(e, *a, pids[i], now, &added[n_added]);
 			if (r == 0)
 				n_added++;
-			else if (r != -ENOMEM)
+			else if (r != -ENOMEM) {
+				log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a);
 				r = 0; /* gone or moved meanwhile */
+			}
 		}
 		free(pids);
 	}
@@ -1128,8 +1155,14 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			if (t->gone)
 				continue;
 			if (r > 0) {
+				enum qj_action act = e->p->rungs[t->rung].action;
+
 				changed = true;
 				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+				/* Stops, kills and freezes show in /proc and cgroup.events at once. */
+				if (act != QJ_ACTION_SIGXCPU && act != QJ_ACTION_SIGTERM &&
+				    now_usec + CONFIRM_USEC < d.next_usec)
+					d.next_usec = now_usec + CONFIRM_USEC;
 			} else {
 				d.next_usec = USEC_INFINITY; /* its group is freezing */
 			}

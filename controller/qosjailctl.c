@@ -28,6 +28,7 @@ static const struct verb verbs[] = {
 	  "place --app NAME PID...          move processes into the app's jail" },
 	{ "suspend", ctl_suspend, "suspend                           start a suspend cycle now" },
 	{ "reload", ctl_reload, "reload [FILE]                     reload the policy atomically" },
+	{ "log", ctl_log, "log [--app A] [--since 12h] [-F]  kill log: actions, cycle summaries" },
 };
 
 static void usage(FILE *f)

@@ -38,8 +38,22 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 	if (starved) {
 		if (!use_history)
 			return QJ_TASK_UNKNOWN;
-		return b->runnable_spinner ? QJ_TASK_BUSY : QJ_TASK_IDLE;
+		/*
+		 * Before any action a stopped task resumes at the next resume
+		 * anyway: better a sleeper that waited all window stopped than
+		 * a spinner left running.
+		 */
+		if (b->runnable_spinner || (a->runnable && b->voluntary == a->voluntary))
+			return QJ_TASK_BUSY;
+		return QJ_TASK_IDLE;
 	}
+	/*
+	 * Runnable when the window opened and when it closed, and never blocked
+	 * in between: it wanted the CPU all along, whatever share contention
+	 * left it (1000 spinners on 2 CPUs get 0.2% each).
+	 */
+	if (a->runnable && b->runnable && b->voluntary == a->voluntary)
+		return QJ_TASK_BUSY;
 	return qj_sample_is_busy(qj_demand_delta_ns(a, b), window_usec, threshold) ? QJ_TASK_BUSY :
 										     QJ_TASK_IDLE;
 }
@@ -110,7 +124,8 @@ static int add_thread(int sched_fd, int status_fd, char state, struct qj_demand 
 	d->nonvoluntary += st.nonvoluntary_switches;
 	if (state == 'R') {
 		d->runnable = true;
-		if (st.nonvoluntary_switches > st.voluntary_switches)
+		/* Never ran since it was forked (0/0) counts too: it never blocked. */
+		if (st.nonvoluntary_switches >= st.voluntary_switches)
 			d->runnable_spinner = true;
 	}
 	return 0;

@@ -27,7 +27,7 @@ struct qj_demand {
 	uint64_t slices; /* times a thread was given a CPU */
 	uint64_t nonvoluntary; /* preemptions, all threads */
 	bool runnable; /* a thread is in state R now */
-	bool runnable_spinner; /* a runnable thread was preempted more often than it blocked */
+	bool runnable_spinner; /* a runnable thread was preempted at least as often as it blocked */
 };
 
 struct qj_sample {

@@ -156,7 +156,19 @@ static void test_quiesce_full_ladder(void **state)
 	assert_log(t, busy, "sigstop:blocked");
 	assert_log(t, polite, "sigxcpu:blocked");
 	assert_log(t, stubborn, "sigterm:ignored,sigkill:killed");
-	assert_log(t, resur, "sigstop:continued-by-other,sigterm:killed");
+	/*
+	 * Its partner continues it within 10 ms: seen either before the stop was
+	 * confirmed or after; either way SIGTERM follows for that reason.
+	 */
+	{
+		char got[256];
+
+		assert_true(itest_log_of(t, resur, got, sizeof(got)) >= 0);
+		print_message("pid %d: %s\n", resur, got);
+		assert_true(strcmp(got, "sigstop:continued-by-other,sigterm:killed") == 0 ||
+			    strcmp(got, "sigstop:blocked,sigterm:killed") == 0);
+		assert_int_equal(itest_log_count_reason(t, resur, "continued-by-other"), 1);
+	}
 	/* The forker, or the child it waits for, is stopped; nothing harder. */
 	assert_true(itest_log_count_app(t, "forker", "sigstop") >= 1);
 	assert_int_equal(itest_log_count_app(t, "forker", NULL),

@@ -175,11 +175,51 @@ static void test_freeze_rung_and_events(void **state)
 	assert_true(wait_event(t, "frz", "populated", 0));
 }
 
+/* Strikes persist across cycles and restarts: a repeat offender starts higher. */
+static void test_strikes_across_cycles_and_restart(void **state)
+{
+	struct itest *t = *state;
+	pid_t first, second, third;
+	char got[128];
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	t->p->max_strikes = 1;
+	t->p->strike_rung = 2; /* sigterm */
+	qj_test_policy_add_app(t->p, "busy");
+	assert_int_equal(itest_start_engine(t), 0);
+
+	first = itest_spawn(t, "qj-busy", "busy", NULL, 0);
+	assert_int_equal(itest_quiesce(t, 1, 30 * USEC_PER_SEC), 1);
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_true(itest_log_of(t, first, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigstop:blocked");
+
+	/* Cycle 2: one strike reaches max_strikes, the next busy task starts at sigterm. */
+	second = itest_spawn(t, "qj-busy", "busy", NULL, 0);
+	assert_int_equal(kill(first, SIGKILL), 0);
+	assert_int_equal(itest_quiesce(t, 2, 30 * USEC_PER_SEC), 1);
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_true(itest_log_of(t, second, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigterm:killed");
+
+	/* A restarted daemon remembers the strikes (state file). */
+	t->e = qj_engine_free(t->e);
+	assert_int_equal(itest_start_engine(t), 0);
+	third = itest_spawn(t, "qj-busy", "busy", NULL, 0);
+	assert_int_equal(itest_quiesce(t, 3, 30 * USEC_PER_SEC), 1);
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_true(itest_log_of(t, third, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigterm:killed");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_restart_undoes_leftovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freeze_rung_and_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_strikes_across_cycles_and_restart, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 
 #include "cgroup.h"
 #include "itest.h"
+#include "log.h"
 #include "proc.h"
 #include "test-policy.h"
 #include "util.h"
@@ -119,6 +120,8 @@ struct itest *itest_new(uint64_t grace_usec)
 
 	if (!itest_available(&why))
 		return NULL;
+	if (getenv("QJ_TEST_DEBUG"))
+		qj_log_set_level(LOG_DEBUG);
 	remove_stale();
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -186,16 +189,51 @@ void itest_free(struct itest *t)
 	free(t);
 }
 
-pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line, size_t size)
+/*
+ * Test apps run from a private copy: exec matching is system-wide, and another
+ * qosjail instance under test on this machine (a policy matching any
+ * tests/apps/qj-busy) must not move our processes into its jail.
+ */
+static int private_copy(struct itest *t, const char *bin, char *path, size_t size)
 {
 	const char *build = getenv("QJ_BUILD_DIR");
+	char src[512], dir[128];
+	_cleanup_close_ int in = -EBADF, out = -EBADF;
+	char buf[65536];
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "%s/bin", t->tmpdir);
+	(void)mkdir(dir, 0755);
+	snprintf(path, size, "%s/%s", dir, bin);
+	if (access(path, X_OK) == 0)
+		return 0;
+	snprintf(src, sizeof(src), "%s/tests/apps/%s", build ? build : ".", bin);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (in < 0 || out < 0)
+		return -errno;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -EIO;
+	return n < 0 ? -errno : 0;
+}
+
+const char *itest_bin_dir(struct itest *t, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/bin", t->tmpdir);
+	return buf;
+}
+
+pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line, size_t size)
+{
 	char path[512], buf[256];
 	int go[2], out[2];
 	struct pollfd pfd;
 	size_t len = 0;
 	pid_t pid;
 
-	snprintf(path, sizeof(path), "%s/tests/apps/%s", build ? build : ".", bin);
+	if (private_copy(t, bin, path, sizeof(path)) < 0)
+		return -1;
 	if (t->n_procs >= ITEST_MAX_PROCS || pipe2(go, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
 		return -1;
 	pid = fork();
@@ -204,6 +242,8 @@ pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line,
 	if (pid == 0) {
 		char c;
 
+		/* Dies with the test even when the test crashes before teardown. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], STDOUT_FILENO);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
@@ -281,6 +321,30 @@ struct log_walk {
 	const char *action;
 	int count;
 };
+
+static int reason_cb(json_t *rec, void *ud)
+{
+	struct log_walk *w = ud;
+	const char *r = json_string_value(json_object_get(rec, "reason"));
+
+	if (r && strcmp(r, w->action) == 0)
+		w->count++;
+	return 0;
+}
+
+int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason)
+{
+	struct qj_killlog_filter f = { .pid = pid };
+	struct log_walk w = { .action = reason };
+	FILE *fp = fopen(t->log_path, "re");
+	int r;
+
+	if (!fp)
+		return -errno;
+	r = qj_killlog_read(fp, &f, reason_cb, &w);
+	fclose(fp);
+	return r < 0 ? r : w.count;
+}
 
 int itest_log_count_app(struct itest *t, const char *app, const char *action)
 {

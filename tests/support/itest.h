@@ -58,6 +58,8 @@ void itest_free(struct itest *t);
  * instruction (placed before exec).  Waits for the ready line (copied to @line).
  */
 pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line, size_t size);
+/* Directory the test apps are executed from (private copies). */
+const char *itest_bin_dir(struct itest *t, char *buf, size_t size);
 /* State letter from /proc/PID/stat, 0 when gone. */
 char itest_state(pid_t pid);
 /* Runs begin and steps until done; returns the last step result or -ETIMEDOUT. */
@@ -70,6 +72,8 @@ int itest_log_of(struct itest *t, pid_t pid, char *buf, size_t size);
 int itest_log_count(struct itest *t, const char *action);
 /* Records of app @app with action @action (NULL: any action but summaries). */
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
+/* Records of @pid whose reason is @reason. */
+int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason);
 /* Reads an integer knob file. */
 long long itest_read_ll(const char *dir, const char *file);
 

@@ -104,6 +104,14 @@ static void test_demand_delta(void **state)
 	starved.runnable_spinner = false;
 	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, true), QJ_TASK_IDLE);
 	assert_int_equal(qj_demand_classify(&a, &sleeper, 300, 0.5, false), QJ_TASK_IDLE);
+
+	/* Runnable at both ends and never blocked: busy on any CPU share. */
+	a.runnable = true;
+	spinner.runnable = true;
+	assert_int_equal(qj_demand_classify(&a, &spinner, 300 * 1000, 0.5, false), QJ_TASK_BUSY);
+	/* Blocked in between (woke again at the end): by its demand. */
+	sleeper.runnable = true;
+	assert_int_equal(qj_demand_classify(&a, &sleeper, 300 * 1000, 0.5, false), QJ_TASK_IDLE);
 }
 
 static void test_procmon_match(void **state)
