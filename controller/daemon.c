@@ -58,13 +58,30 @@ struct qj_daemon {
 	bool exiting;
 	int exit_code;
 	size_t n_deferred; /* clients with a deferred hold request */
+	uint64_t app_gen; /* bumped whenever jail membership may have changed */
 };
 
 /* A request waiting for the jail to leave QOS_NONE. */
 struct client_state {
 	struct qj_request deferred;
 	bool has_deferred;
+
+	/* Cached jail membership of the peer, valid while app_gen == d->app_gen. */
+	uint64_t app_gen;
+	uint64_t app_usec;
+	int app_r; /* 1 jailed, 0 not */
+	char app[64];
 };
+
+/*
+ * Reading /proc/PID/cgroup costs ~9 us here (a third of a hold round trip), so a
+ * peer's membership is cached per connection.  Membership changes through the
+ * daemon (place), the engine's exec matching (any procmon dispatch) or root
+ * writing cgroup.procs behind our back: the first two bump d->app_gen, a
+ * cycle start bumps it (the deferral decision then reads fresh), and the cache
+ * lives at most APP_CACHE_USEC for the third.
+ */
+#define APP_CACHE_USEC (1 * USEC_PER_SEC)
 
 static void apply(struct qj_daemon *d, unsigned actions);
 
@@ -101,11 +118,33 @@ static void rearm_timer(struct qj_daemon *d)
 
 /* ---- engine adapters ---- */
 
-static int engine_app_of_pid(struct qj_daemon *d, pid_t pid, const char **ret_app)
+static struct client_state *client_state(struct qj_ipc_client *c);
+
+/* 1 and *ret_app (valid until the next call) when @c's peer is jailed, 0 when not. */
+static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char **ret_app)
 {
+	struct client_state *cs = client_state(c);
+	uint64_t t = now();
+	const char *app = NULL;
+	int r;
+
 	if (!d->engine)
 		return 0;
-	return qj_engine_app_of_pid(d->engine, pid, ret_app);
+	if (cs && cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC) {
+		*ret_app = cs->app;
+		return cs->app_r;
+	}
+	r = qj_engine_app_of_pid(d->engine, c->pid, &app);
+	if (r < 0 || !cs) {
+		*ret_app = app;
+		return r;
+	}
+	cs->app_gen = d->app_gen;
+	cs->app_usec = t;
+	cs->app_r = r;
+	snprintf(cs->app, sizeof(cs->app), "%s", r > 0 && app ? app : "");
+	*ret_app = cs->app;
+	return r;
 }
 
 /* ---- the cycle's effects ---- */
@@ -134,6 +173,7 @@ static void apply(struct qj_daemon *d, unsigned actions)
 	int r;
 
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
+		d->app_gen++;
 		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
 		r = qj_power_prepare(d->power);
 		if (r < 0) {
@@ -304,7 +344,7 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 
 	if (!check_access(d, c, &d->policy->access_hold, "hold"))
 		return;
-	r = engine_app_of_pid(d, c->pid, &app_name);
+	r = client_app(d, c, &app_name);
 	if (r < 0 && r != -ESRCH)
 		log_debug_errno(r, "Cannot tell whether pid %d is jailed: %m", c->pid);
 	if (r > 0) {
@@ -452,6 +492,7 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	if (!check_access(d, c, &d->policy->access_place, "place"))
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
+	d->app_gen++;
 	if (r < 0) {
 		if (r == -ENOENT)
 			reply_error(c, r, "no app '%s' in the policy", req->app);
@@ -558,6 +599,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
 	qj_policy_free(d->policy);
 	d->policy = p;
+	d->app_gen++;
 	return 0;
 }
 
@@ -868,6 +910,7 @@ static void on_procmon(struct qj_event_source *s, uint32_t events)
 	struct qj_daemon *d = ((struct fd_source *)s)->d;
 	int r = qj_engine_on_procmon(d->engine);
 
+	d->app_gen++; /* exec matching may have jailed a peer */
 	if (r < 0)
 		log_warning_errno(r, "Process events: %m, ignoring");
 }
