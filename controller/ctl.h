@@ -7,6 +7,9 @@
 #define QJ_CTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct qj_conn;
 
 /* Exit statuses shared by all verbs (documented in qosjailctl(1)). */
 enum {
@@ -22,5 +25,22 @@ struct ctl_options {
 
 /* qosjailctl check [--dump] [--quiet] FILE...: validates policies offline (ctl-check.c). */
 int ctl_check(int argc, char **argv, const struct ctl_options *o);
+
+/* Daemon verbs (ctl-hold.c, ctl-status.c, ctl-suspend.c, ctl-run.c, ctl-place.c). */
+int ctl_hold(int argc, char **argv, const struct ctl_options *o);
+int ctl_holds(int argc, char **argv, const struct ctl_options *o);
+int ctl_status(int argc, char **argv, const struct ctl_options *o);
+int ctl_suspend(int argc, char **argv, const struct ctl_options *o);
+int ctl_reload(int argc, char **argv, const struct ctl_options *o);
+int ctl_run(int argc, char **argv, const struct ctl_options *o);
+int ctl_place(int argc, char **argv, const struct ctl_options *o);
+
+/* ctl-util.c: connect (printing why not), report a failure, exit status of a child. */
+int ctl_connect(const struct ctl_options *o, struct qj_conn **ret);
+int ctl_fail(struct qj_conn *c, int r, const char *what);
+int ctl_exit_status(int wstatus);
+void ctl_format_usec(unsigned long long usec, char *buf, size_t size);
+/* qosjailctl log: the kill log as a table or JSON Lines (ctl-log.c). */
+int ctl_log(int argc, char **argv, const struct ctl_options *o);
 
 #endif

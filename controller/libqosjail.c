@@ -1,7 +1,266 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "qosjail.h"
+/* libqosjail: blocking client of qosjaild (see include/qosjail.h). */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-__attribute__((visibility("default"))) const char *qj_version(void)
+#include "proto.h"
+#include "qosjail.h"
+#include "util.h"
+
+#define QJ_EXPORT __attribute__((visibility("default")))
+
+struct qj_conn {
+	int fd;
+	char error[512];
+};
+
+QJ_EXPORT const char *qj_version(void)
 {
 	return QJ_VERSION;
+}
+
+/* Sends @req (consumed), waits for the reply.  0 and *ret (if not NULL) or negative errno. */
+static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
+{
+	json_t *reply = NULL;
+	const char *msg;
+	int fd = -1, r;
+
+	c->error[0] = '\0';
+	if (!req)
+		return -ENOMEM;
+	r = qj_proto_send(c->fd, req, -1);
+	json_decref(req);
+	if (r < 0)
+		return r;
+	r = qj_proto_recv(c->fd, &reply, &fd);
+	if (r < 0)
+		return r;
+	r = qj_reply_status(reply, &msg);
+	if (r < 0) {
+		snprintf(c->error, sizeof(c->error), "%s", msg ? msg : "");
+		if (fd >= 0)
+			(void)close(fd);
+		json_decref(reply);
+		return r;
+	}
+	if (ret_fd)
+		*ret_fd = fd;
+	else if (fd >= 0)
+		(void)close(fd);
+	if (ret)
+		*ret = reply;
+	else
+		json_decref(reply);
+	return 0;
+}
+
+QJ_EXPORT int qj_open(const char *socket_path, struct qj_conn **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct qj_conn *c;
+	int r;
+
+	if (!ret)
+		return -EINVAL;
+	if (!socket_path)
+		socket_path = secure_getenv("QOSJAIL_SOCKET");
+	if (!socket_path)
+		socket_path = QJ_DEFAULT_SOCKET;
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, socket_path);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		qj_close(c);
+		return r;
+	}
+	r = call(c, json_pack("{s:s,s:i}", "op", "hello", "version", QJ_PROTO_VERSION), NULL, NULL);
+	if (r < 0) {
+		qj_close(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+QJ_EXPORT struct qj_conn *qj_close(struct qj_conn *c)
+{
+	if (!c)
+		return NULL;
+	if (c->fd >= 0)
+		(void)close(c->fd);
+	free(c);
+	return NULL;
+}
+
+QJ_EXPORT int qj_fd(const struct qj_conn *c)
+{
+	return c->fd;
+}
+
+QJ_EXPORT const char *qj_last_error(const struct qj_conn *c)
+{
+	return c->error;
+}
+
+QJ_EXPORT int qj_hold(struct qj_conn *c, const char *name, const char *reason,
+		      uint64_t timeout_usec, unsigned flags)
+{
+	if (!c || !name || !reason || timeout_usec > INT64_MAX || (flags & ~QJ_HOLD_NONBLOCK))
+		return -EINVAL;
+	return call(c,
+		    json_pack("{s:s,s:s,s:s,s:I,s:b}", "op", "hold", "name", name, "reason", reason,
+			      "timeout_usec", (json_int_t)timeout_usec, "nonblock",
+			      !!(flags & QJ_HOLD_NONBLOCK)),
+		    NULL, NULL);
+}
+
+QJ_EXPORT int qj_release(struct qj_conn *c, const char *name)
+{
+	if (!c || !name)
+		return -EINVAL;
+	return call(c, json_pack("{s:s,s:s}", "op", "release", "name", name), NULL, NULL);
+}
+
+static int call_text(struct qj_conn *c, const char *op, char **ret_json)
+{
+	json_t *reply = NULL;
+	char *s;
+	int r;
+
+	if (!c || !ret_json)
+		return -EINVAL;
+	r = call(c, json_pack("{s:s}", "op", op), &reply, NULL);
+	if (r < 0)
+		return r;
+	(void)json_object_del(reply, "ok");
+	s = json_dumps(reply, JSON_COMPACT);
+	json_decref(reply);
+	if (!s)
+		return -ENOMEM;
+	*ret_json = s;
+	return 0;
+}
+
+QJ_EXPORT int qj_status(struct qj_conn *c, char **ret_json)
+{
+	return call_text(c, "status", ret_json);
+}
+
+QJ_EXPORT int qj_holds(struct qj_conn *c, char **ret_json)
+{
+	return call_text(c, "holds", ret_json);
+}
+
+QJ_EXPORT int qj_place(struct qj_conn *c, const char *app, pid_t pid)
+{
+	if (!c || !app || pid <= 0)
+		return -EINVAL;
+	return call(c, json_pack("{s:s,s:s,s:i}", "op", "place", "app", app, "pid", (int)pid), NULL,
+		    NULL);
+}
+
+QJ_EXPORT int qj_suspend(struct qj_conn *c)
+{
+	if (!c)
+		return -EINVAL;
+	return call(c, json_pack("{s:s}", "op", "suspend"), NULL, NULL);
+}
+
+QJ_EXPORT int qj_reload(struct qj_conn *c, const char *path)
+{
+	if (!c)
+		return -EINVAL;
+	return call(c,
+		    path ? json_pack("{s:s,s:s}", "op", "reload", "path", path) :
+			   json_pack("{s:s}", "op", "reload"),
+		    NULL, NULL);
+}
+
+QJ_EXPORT int qj_kill_log_open(struct qj_conn *c, int *ret_fd)
+{
+	int fd = -1, r;
+
+	if (!c || !ret_fd)
+		return -EINVAL;
+	r = call(c, json_pack("{s:s}", "op", "log"), NULL, &fd);
+	if (r < 0)
+		return r;
+	if (fd < 0)
+		return -EPROTO;
+	*ret_fd = fd;
+	return 0;
+}
+
+QJ_EXPORT int qj_spawn(struct qj_conn *c, const char *app, char *const argv[], pid_t *ret_pid,
+		       int *ret_pidfd)
+{
+	_cleanup_close_ int cgroup_fd = -EBADF, pipe_r = -EBADF, pipe_w = -EBADF;
+	int pidfd = -1, pipefd[2], child_errno = 0;
+	struct clone_args args = {};
+	ssize_t n;
+	long pid;
+	int r;
+
+	if (!c || !app || !argv || !argv[0] || !ret_pid)
+		return -EINVAL;
+	r = call(c, json_pack("{s:s,s:s}", "op", "spawn", "app", app), NULL, &cgroup_fd);
+	if (r < 0)
+		return r;
+	if (cgroup_fd < 0)
+		return -EPROTO;
+	/* The child reports a failed exec through this pipe; CLOEXEC closes it on success. */
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pipe_r = pipefd[0];
+	pipe_w = pipefd[1];
+
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cgroup_fd;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int e;
+
+		(void)close(pipe_r);
+		execvp(argv[0], argv);
+		e = errno;
+		(void)!write(pipe_w, &e, sizeof(e));
+		_exit(127);
+	}
+	(void)close(TAKE_FD(pipe_w));
+	do
+		n = read(pipe_r, &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(child_errno)) {
+		(void)waitpid((pid_t)pid, NULL, 0);
+		(void)close(pidfd);
+		snprintf(c->error, sizeof(c->error), "cannot execute %s: %s", argv[0],
+			 strerror(child_errno));
+		return -child_errno;
+	}
+	*ret_pid = (pid_t)pid;
+	if (ret_pidfd)
+		*ret_pidfd = pidfd;
+	else
+		(void)close(pidfd);
+	return 0;
 }

@@ -18,6 +18,17 @@ struct verb {
 
 static const struct verb verbs[] = {
 	{ "check", ctl_check, "check [--dump] [--quiet] FILE...   validate policy files" },
+	{ "status", ctl_status,
+	  "status [--json]                   daemon state, cycle, jail, holds" },
+	{ "holds", ctl_holds,
+	  "holds [--json]                    live holds and per-name statistics" },
+	{ "hold", ctl_hold, "hold --name N --why W [--timeout T] -- CMD...   hold while CMD runs" },
+	{ "run", ctl_run, "run --app NAME [--] CMD...        start CMD inside the app's jail" },
+	{ "place", ctl_place,
+	  "place --app NAME PID...          move processes into the app's jail" },
+	{ "suspend", ctl_suspend, "suspend                           start a suspend cycle now" },
+	{ "reload", ctl_reload, "reload [FILE]                     reload the policy atomically" },
+	{ "log", ctl_log, "log [--app A] [--since 12h] [-F]  kill log: actions, cycle summaries" },
 };
 
 static void usage(FILE *f)

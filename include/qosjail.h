@@ -3,13 +3,27 @@
  * libqosjail: the client side of qosjaild.  Every function returns 0 (or a
  * positive count) on success and a negative errno on failure.  Link with
  * `pkg-config --cflags --libs qosjail`.  See libqosjail(3).
+ *
+ * A connection is not thread-safe: use one per thread, or serialise calls.
+ * Holds belong to the connection that took them and end when it closes.
  */
 #ifndef QOSJAIL_H
 #define QOSJAIL_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Default daemon socket; $QOSJAIL_SOCKET overrides it when qj_open() gets NULL. */
+#define QJ_DEFAULT_SOCKET "/run/qosjail/qosjail.sock"
+
+/* qj_hold() flags. */
+#define QJ_HOLD_NONBLOCK (1u << 0) /* jailed callers: -EAGAIN instead of waiting for resume */
+
+struct qj_conn;
 
 /**
  * qj_version() - Version of the library.
@@ -17,6 +31,145 @@ extern "C" {
  * Return: a static string such as "0.1.0".
  */
 const char *qj_version(void);
+
+/**
+ * qj_open() - Connect to qosjaild and perform the version handshake.
+ * @socket_path: daemon socket; NULL for $QOSJAIL_SOCKET or QJ_DEFAULT_SOCKET.
+ * @ret: the new connection, written only on success.
+ *
+ * Return: 0, -ENOENT/-ECONNREFUSED when no daemon listens, -EPROTONOSUPPORT
+ * when the daemon speaks another protocol version, other negative errno.
+ */
+int qj_open(const char *socket_path, struct qj_conn **ret);
+
+/**
+ * qj_close() - Close a connection; every hold it owns is released.
+ * @conn: connection or NULL.
+ *
+ * Return: NULL.
+ */
+struct qj_conn *qj_close(struct qj_conn *conn);
+
+/**
+ * qj_fd() - The connection's socket, e.g. to poll for the daemon going away.
+ * @conn: connection.
+ *
+ * Return: the file descriptor (owned by @conn).
+ */
+int qj_fd(const struct qj_conn *conn);
+
+/**
+ * qj_last_error() - The daemon's message for the last failed request.
+ * @conn: connection.
+ *
+ * Return: a string owned by @conn, valid until the next call; "" when none.
+ */
+const char *qj_last_error(const struct qj_conn *conn);
+
+/**
+ * qj_hold() - Keep the system awake until released, timed out or closed.
+ * @conn: connection.
+ * @name: hold name (1-128 bytes); holding it again refreshes reason and timeout.
+ * @reason: free text for operators (1-512 bytes).
+ * @timeout_usec: release automatically after this long; 0 for never.
+ * @flags: 0 or QJ_HOLD_NONBLOCK.
+ *
+ * A jailed caller's request waits while the system is suspending (its app is
+ * at QOS_NONE) and is answered after resume, unless QJ_HOLD_NONBLOCK.
+ *
+ * Return: 0, -EPERM (access.hold), -EAGAIN (nonblocking, suspending),
+ * -EDQUOT (app hold limit), -EINVAL, other negative errno.
+ */
+int qj_hold(struct qj_conn *conn, const char *name, const char *reason, uint64_t timeout_usec,
+	    unsigned flags);
+
+/**
+ * qj_release() - Release a hold taken on this connection.
+ * @conn: connection.
+ * @name: hold name.
+ *
+ * Return: 0, -ENOENT when this connection holds no such name.
+ */
+int qj_release(struct qj_conn *conn, const char *name);
+
+/**
+ * qj_status() - Daemon state as JSON text.
+ * @conn: connection.
+ * @ret_json: malloc()ed JSON object (state, cycle, backend, last result,
+ *	counters, jail counts, holds with owners and ages); free() it.
+ *
+ * Return: 0 or negative errno.
+ */
+int qj_status(struct qj_conn *conn, char **ret_json);
+
+/**
+ * qj_holds() - Live holds and per-name statistics as JSON text.
+ * @conn: connection.
+ * @ret_json: malloc()ed JSON object with "holds" and "stats" (active_count,
+ *	event_count, expire_count, total_time_usec, max_time_usec,
+ *	last_change_usec, prevent_suspend_time_usec); free() it.
+ *
+ * Return: 0 or negative errno.
+ */
+int qj_holds(struct qj_conn *conn, char **ret_json);
+
+/**
+ * qj_place() - Move a running process into an app's jail group.
+ * @conn: connection (access.place).
+ * @app: app name from the policy.
+ * @pid: process.
+ *
+ * Return: 0, -EPERM, -ENOENT (unknown app), -ESRCH (no such process).
+ */
+int qj_place(struct qj_conn *conn, const char *app, pid_t pid);
+
+/**
+ * qj_spawn() - Start a program inside an app's jail group.
+ * @conn: connection (access.place).
+ * @app: app name from the policy.
+ * @argv: NULL-terminated arguments; argv[0] is looked up in $PATH.
+ * @ret_pid: the child's pid (it is the caller's child: wait for it).
+ * @ret_pidfd: a pidfd of the child, or NULL to not keep one.
+ *
+ * The daemon hands over the group's cgroup2 directory fd and the child is
+ * created there with clone3(CLONE_INTO_CGROUP): it never runs outside the
+ * jail.  It inherits the caller's stdio and environment.
+ *
+ * Return: 0, -EPERM, -ENOENT (unknown app, or program not found), the exec
+ * error of the child, other negative errno.
+ */
+int qj_spawn(struct qj_conn *conn, const char *app, char *const argv[], pid_t *ret_pid,
+	     int *ret_pidfd);
+
+/**
+ * qj_suspend() - Start a suspend cycle now instead of after idle_delay.
+ * @conn: connection (access.suspend).
+ *
+ * Return: 0 (cycle started), -EBUSY (holds exist), -EALREADY (a cycle
+ * runs), -EPERM.
+ */
+int qj_suspend(struct qj_conn *conn);
+
+/**
+ * qj_reload() - Reload the policy atomically.
+ * @conn: connection (access.reload).
+ * @path: another policy file (root only), or NULL for the running one's file.
+ *
+ * On an invalid policy the running one stays; qj_last_error() has the
+ * FILE:LINE:COL diagnostics.
+ *
+ * Return: 0, -EINVAL (invalid policy), -EPERM, other negative errno.
+ */
+int qj_reload(struct qj_conn *conn, const char *path);
+
+/**
+ * qj_kill_log_open() - Get a read-only fd of the kill log.
+ * @conn: connection (access.logs).
+ * @ret_fd: the fd (JSON Lines); close() it.
+ *
+ * Return: 0, -EPERM, -ENOENT (no log yet), other negative errno.
+ */
+int qj_kill_log_open(struct qj_conn *conn, int *ret_fd);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * bench-ipc: hold+release round trips through libqosjail against a real
+ * qosjaild, next to a raw SOCK_SEQPACKET echo of a 40-byte JSON message
+ * measured in the same run under the same CPU placement (both on one CPU,
+ * then on two CPUs).  Then 1000 connected clients: the daemon's RSS and the
+ * round trip at that load.  Goals: <= 2x the raw echo, > 50k round trips/s
+ * on one CPU, RSS < 16 MiB with 1000 clients.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-harness.h"
+#include "qosjail.h"
+#include "util.h"
+
+#define ROUNDS 20000
+
+static const char policy[] = "version: 1\n"
+			     "suspend: { backend: dry-run, idle_delay: 1h }\n"
+			     "access: { hold: \"*\" }\n";
+
+static void pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(pid, sizeof(set), &set) < 0)
+		fprintf(stderr, "sched_setaffinity(%d, cpu %d): %m\n", pid, cpu);
+}
+
+/* Pins every thread of @pid (the daemon's worker too). */
+static void pin_all(pid_t pid, int cpu)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "taskset -a -p -c %d %d >/dev/null", cpu, pid);
+	if (system(cmd) != 0)
+		pin(pid, cpu);
+}
+
+/* Raw echo: microseconds per round trip of a 40-byte message. */
+static double raw_echo(int client_cpu, int server_cpu)
+{
+	static const char msg[] = "{\"op\":\"hold\",\"name\":\"bench\",\"x\":\"0\"}";
+	char buf[256];
+	int sv[2];
+	uint64_t t0, t1;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		pin(0, server_cpu);
+		close(sv[0]);
+		for (;;) {
+			ssize_t n = recv(sv[1], buf, sizeof(buf), 0);
+
+			if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n)
+				_exit(0);
+		}
+	}
+	close(sv[1]);
+	pin(0, client_cpu);
+	for (int i = 0; i < 1000; i++) { /* warm up */
+		(void)!send(sv[0], msg, sizeof(msg) - 1, 0);
+		(void)!recv(sv[0], buf, sizeof(buf), 0);
+	}
+	t0 = now_usec(CLOCK_MONOTONIC);
+	for (int i = 0; i < ROUNDS; i++) {
+		(void)!send(sv[0], msg, sizeof(msg) - 1, 0);
+		(void)!recv(sv[0], buf, sizeof(buf), 0);
+	}
+	t1 = now_usec(CLOCK_MONOTONIC);
+	close(sv[0]);
+	waitpid(pid, NULL, 0);
+	return (double)(t1 - t0) / ROUNDS;
+}
+
+/* Microseconds per request (a hold or a release), measured over hold+release pairs. */
+static double ours(struct harness *h, int client_cpu, int daemon_cpu, int rounds)
+{
+	struct qj_conn *c = NULL;
+	uint64_t t0, t1;
+
+	pin_all(h->pid, daemon_cpu);
+	pin(0, client_cpu);
+	if (qj_open(h->socket, &c) < 0)
+		return -1;
+	for (int i = 0; i < 500; i++) {
+		(void)qj_hold(c, "bench", "benchmark", 0, 0);
+		(void)qj_release(c, "bench");
+	}
+	t0 = now_usec(CLOCK_MONOTONIC);
+	for (int i = 0; i < rounds; i++) {
+		if (qj_hold(c, "bench", "benchmark", 0, 0) < 0 || qj_release(c, "bench") < 0) {
+			qj_close(c);
+			return -1;
+		}
+	}
+	t1 = now_usec(CLOCK_MONOTONIC);
+	qj_close(c);
+	return (double)(t1 - t0) / (2.0 * rounds);
+}
+
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static void report(const char *what, double raw, double our)
+{
+	printf("%-28s raw echo %7.2f us (%6.0f/s)   hold|release %7.2f us (%6.0f/s)   "
+	       "ratio %.2fx  (pair %7.2f us, %6.0f pairs/s)\n",
+	       what, raw, 1e6 / raw, our, 1e6 / our, our / raw, 2 * our, 1e6 / (2 * our));
+}
+
+int main(void)
+{
+	struct rlimit rl = { .rlim_cur = 4096, .rlim_max = 4096 };
+	struct qj_conn **conns;
+	struct harness h;
+	double raw_same, raw_cross, our_same, our_cross, our_loaded;
+	long rss_start, rss_loaded;
+	int n = 0;
+
+	harness_debug = false; /* no log write per request */
+	if (harness_start(&h, policy) < 0) {
+		fprintf(stderr, "cannot start qosjaild (root and cgroup2 needed)\n");
+		return 1;
+	}
+	rss_start = rss_kib(h.pid);
+	raw_same = raw_echo(0, 0);
+	our_same = ours(&h, 0, 0, ROUNDS / 2);
+	raw_cross = raw_echo(0, 1);
+	our_cross = ours(&h, 0, 1, ROUNDS / 8);
+
+	printf("bench-ipc: %d round trips each, 40-byte raw echo vs libqosjail hold/release\n",
+	       ROUNDS);
+	report("same CPU (0/0):", raw_same, our_same);
+	report("different CPUs (0/1):", raw_cross, our_cross);
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	conns = calloc(1000, sizeof(*conns));
+	for (n = 0; conns && n < 1000; n++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "idle-%d", n);
+		if (qj_open(h.socket, &conns[n]) < 0 || qj_hold(conns[n], name, "load", 0, 0) < 0)
+			break;
+	}
+	rss_loaded = rss_kib(h.pid);
+	our_loaded = ours(&h, 0, 0, ROUNDS / 2);
+	printf("1000 clients: %d connected, each holding; qosjaild RSS %ld KiB at start, "
+	       "%ld KiB loaded (goal < 16384)\n",
+	       n, rss_start, rss_loaded);
+	report("same CPU, 1000 clients:", raw_same, our_loaded);
+	printf("goals: ratio <= 2x: %s; > 50k rt/s same CPU: %s; RSS < 16 MiB: %s\n",
+	       our_same <= 2 * raw_same ? "met" : "NOT met",
+	       1e6 / our_same > 50000 ? "met" : "NOT met", rss_loaded < 16384 ? "met" : "NOT met");
+	for (int i = 0; i < n; i++)
+		qj_close(conns[i]);
+	free(conns);
+	harness_stop(&h);
+	harness_cleanup(&h);
+	return 0;
+}

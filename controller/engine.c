@@ -1,0 +1,1317 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The jail engine: wires cgroup.c (membership, knobs), procmon.c (exec
+ * matching), sampler.c (busy detection) and ladder.c (decisions) into the
+ * quiesce the daemon drives, and writes every action to the kill log.  Signals
+ * go only through pidfds opened while the process was verified in the jail,
+ * so a reused PID is never signalled.  What must be undone after a crash
+ * (stopped tasks, frozen groups, the jail's CPU class) is kept in a state file
+ * rewritten atomically; a new instance undoes it.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "engine.h"
+#include "killlog.h"
+#include "ladder.h"
+#include "log.h"
+#include "policy.h"
+#include "proc.h"
+#include "procmon.h"
+#include "sampler.h"
+#include "util.h"
+
+#define STATE_FILE "jail-state.json"
+/* How soon to look again after a stop, kill or freeze: they take effect at once. */
+#define CONFIRM_USEC (10 * USEC_PER_MSEC)
+
+struct slack {
+	pid_t tid;
+	uint64_t old_ns;
+};
+
+struct task {
+	pid_t pid;
+	int pidfd;
+	uint64_t start_time;
+	char *app;
+	char comm[64];
+	char *exe;
+	uid_t uid;
+	pid_t ppid;
+	unsigned spawned; /* new jailed processes it started in the current window */
+	bool catches_sigxcpu;
+	struct qj_sample sample;
+	enum qj_task_activity activity;
+	unsigned seen; /* rescan generation */
+	bool gone;
+	bool stopped_by_us;
+	bool killed_by_us;
+	/* The last action, logged once its outcome is known. */
+	int rung;
+	uint64_t applied_usec;
+	uint64_t applied_realtime_usec;
+	bool pending;
+	const char *pending_reason;
+	uint64_t pending_cpu_ms;
+	uint64_t pending_window_ms;
+	struct slack *slack;
+	size_t n_slack;
+};
+
+struct app_state {
+	char *name;
+	unsigned strikes; /* before the current cycle */
+	bool struck; /* escalated past a notification in the current cycle */
+	bool frozen_by_us;
+	/* Group demand (cpu.stat usage + cpu.pressure stall) over the last window. */
+	bool have_base;
+	uint64_t t0_usec;
+	uint64_t base_usec;
+	bool busy;
+};
+
+struct qj_engine {
+	const struct qj_policy *p;
+	struct qj_killlog *log;
+	char *state_file;
+	struct qj_cgroup *cg;
+	struct qj_procmon *pm;
+
+	struct app_state *apps;
+	size_t n_apps;
+
+	bool quiescing;
+	uint64_t cycle;
+	uint64_t begin_usec;
+	uint64_t quiesced_usec;
+	unsigned generation;
+	struct task *tasks; /* sorted by pid */
+	size_t n_tasks;
+	unsigned n_actions;
+	unsigned n_killed;
+	unsigned n_stopped_cycle;
+	uint64_t jail_usage_begin;
+};
+
+static uint64_t realtime_now(void)
+{
+	return now_usec(CLOCK_REALTIME);
+}
+
+static const struct qj_app *find_app(const struct qj_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_apps; i++)
+		if (strcmp(p->apps[i].name, name) == 0)
+			return &p->apps[i];
+	return NULL;
+}
+
+static struct app_state *app_state(struct qj_engine *e, const char *name)
+{
+	struct app_state *v;
+
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (strcmp(e->apps[i].name, name) == 0)
+			return &e->apps[i];
+	v = realloc(e->apps, (e->n_apps + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	e->apps = v;
+	memset(&v[e->n_apps], 0, sizeof(*v));
+	v[e->n_apps].name = strdup(name);
+	if (!v[e->n_apps].name)
+		return NULL;
+	return &v[e->n_apps++];
+}
+
+static int send_signal(struct task *t, int sig)
+{
+	if (t->pidfd < 0)
+		return -ESRCH;
+	if (pidfd_send_signal(t->pidfd, sig, NULL, 0) < 0)
+		return negative_errno();
+	return 0;
+}
+
+static bool pidfd_exited(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP));
+}
+
+/* --- state file ----------------------------------------------------------- */
+
+static int save_state(struct qj_engine *e)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	json_t *o, *stopped, *frozen, *strikes;
+	const char *knob;
+	int64_t old;
+	size_t len;
+
+	if (!e->state_file)
+		return 0;
+	o = json_object();
+	stopped = json_array();
+	frozen = json_array();
+	strikes = json_object();
+	if (!o || !stopped || !frozen || !strikes)
+		goto oom;
+	if (json_object_set_new(o, "version", json_integer(1)) < 0 ||
+	    json_object_set_new(o, "cycle", json_integer((json_int_t)e->cycle)) < 0 ||
+	    json_object_set(o, "stopped", stopped) < 0 ||
+	    json_object_set(o, "frozen", frozen) < 0 || json_object_set(o, "strikes", strikes) < 0)
+		goto oom;
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (t->stopped_by_us && !t->gone &&
+		    json_array_append_new(stopped, json_pack("{s:i,s:I}", "pid", t->pid, "start",
+							     (json_int_t)t->start_time)) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; i < e->n_apps; i++) {
+		if (e->apps[i].frozen_by_us &&
+		    json_array_append_new(frozen, json_string(e->apps[i].name)) < 0)
+			goto oom;
+		if (e->apps[i].strikes && json_object_set_new(strikes, e->apps[i].name,
+							      json_integer(e->apps[i].strikes)) < 0)
+			goto oom;
+	}
+	if (qj_cgroup_idle_saved(e->cg, &knob, &old) == 0 &&
+	    json_object_set_new(o, "idle", json_pack("{s:s,s:I}", "knob", knob, "old", old)) < 0)
+		goto oom;
+	json_decref(stopped);
+	json_decref(frozen);
+	json_decref(strikes);
+	stopped = frozen = strikes = NULL;
+
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text || asprintf(&tmp, "%s.tmp", e->state_file) < 0)
+		return -ENOMEM;
+	len = strlen(text);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
+		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
+	/* rename(2) is atomic: a crash leaves the old state or the new one. */
+	if (rename(tmp, e->state_file) < 0)
+		return log_debug_errno(negative_errno(), "Failed to rename %s: %m", tmp);
+	return 0;
+oom:
+	json_decref(o);
+	json_decref(stopped);
+	json_decref(frozen);
+	json_decref(strikes);
+	return -ENOMEM;
+}
+
+/* SIGCONT @pid if it is still the process with @start_time. */
+static int cont_if_same(pid_t pid, uint64_t start_time)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct qj_proc_stat st;
+	int r;
+
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return negative_errno();
+	/* Checked after pidfd_open: the pidfd pins the process the check saw. */
+	r = qj_proc_stat_read(pid, &st);
+	if (r < 0)
+		return r;
+	if (st.start_time != start_time)
+		return -ESRCH; /* PID reused: not ours */
+	if (pidfd_send_signal(fd, SIGCONT, NULL, 0) < 0)
+		return negative_errno();
+	return 0;
+}
+
+static int load_and_undo_state(struct qj_engine *e)
+{
+	json_t *o, *v;
+	size_t i;
+	unsigned undone = 0;
+
+	if (!e->state_file)
+		return 0;
+	o = json_load_file(e->state_file, 0, NULL);
+	if (!o)
+		return 0; /* no previous instance, or nothing it needed undone */
+	json_array_foreach (json_object_get(o, "stopped"), i, v) {
+		pid_t pid = (pid_t)json_integer_value(json_object_get(v, "pid"));
+		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
+
+		if (pid > 0 && cont_if_same(pid, start) == 0)
+			undone++;
+	}
+	json_array_foreach (json_object_get(o, "frozen"), i, v) {
+		const char *app = json_string_value(v);
+
+		if (app && qj_cgroup_freeze(e->cg, app, false) == 0)
+			undone++;
+	}
+	v = json_object_get(o, "idle");
+	if (v) {
+		int r = qj_cgroup_idle_restore(
+			e->cg, json_string_value(json_object_get(v, "knob")) ?: "",
+			(int64_t)json_integer_value(json_object_get(v, "old")));
+
+		if (r < 0)
+			log_debug_errno(r, "Failed to restore the jail's CPU class, ignoring: %m");
+		else
+			undone++;
+	}
+	{
+		const char *name;
+
+		json_object_foreach (json_object_get(o, "strikes"), name, v) {
+			struct app_state *a = app_state(e, name);
+
+			if (!a) {
+				json_decref(o);
+				return -ENOMEM;
+			}
+			a->strikes = (unsigned)json_integer_value(v);
+		}
+	}
+	json_decref(o);
+	if (undone)
+		log_debug("Undid %u things a previous instance left behind", undone);
+	return (int)undone;
+}
+
+/* Whatever the state file says, nothing in the jail stays frozen or stopped. */
+static int sweep_jail(struct qj_engine *e)
+{
+	char **apps = NULL;
+	int r, n = 0;
+
+	r = qj_cgroup_list_apps(e->cg, &apps);
+	if (r < 0)
+		return r;
+	for (char **a = apps; *a; a++) {
+		pid_t *pids = NULL;
+		size_t k = 0;
+
+		if (qj_cgroup_freeze_requested(e->cg, *a) == 1 &&
+		    qj_cgroup_freeze(e->cg, *a, false) == 0)
+			n++;
+		if (qj_cgroup_app_pids(e->cg, *a, &pids, &k) < 0)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			struct qj_proc_stat st;
+
+			if (qj_proc_stat_read(pids[i], &st) == 0 && st.state == 'T' &&
+			    cont_if_same(pids[i], st.start_time) == 0)
+				n++;
+		}
+		free(pids);
+	}
+	qj_strv_free(apps);
+	return n;
+}
+
+/* --- lifecycle ------------------------------------------------------------ */
+
+static int create_app_groups(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->p->n_apps; i++) {
+		const struct qj_app *a = &e->p->apps[i];
+		int r;
+
+		if (a->trust != QJ_TRUST_JAILED)
+			continue;
+		r = qj_cgroup_app_create(e->cg, a->name);
+		if (r < 0)
+			return log_debug_errno(r, "Failed to create group of app %s: %m", a->name);
+		if (!app_state(e, a->name))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char *state_dir,
+		  struct qj_engine **ret)
+{
+	struct qj_engine *e;
+	int r;
+
+	if (!p || !p->cgroup_path || p->n_rungs == 0)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->p = p;
+	e->log = log;
+	if (state_dir) {
+		if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
+			r = negative_errno();
+			goto fail;
+		}
+		if (asprintf(&e->state_file, "%s/%s", state_dir, STATE_FILE) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	/* Three fds per jailed process during a quiesce (pidfd, schedstat, status). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				log_debug_errno(errno,
+						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
+		}
+	}
+	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
+	if (r < 0)
+		goto fail;
+	r = create_app_groups(e);
+	if (r < 0)
+		goto fail;
+	r = load_and_undo_state(e);
+	if (r < 0)
+		goto fail;
+	r = sweep_jail(e);
+	if (r > 0)
+		log_debug("Thawed or continued %d leftovers in the jail", r);
+	r = save_state(e);
+	if (r < 0)
+		goto fail;
+	r = qj_procmon_new(&e->pm);
+	if (r < 0)
+		log_debug_errno(r, "Process events unavailable, exec matching off: %m");
+	*ret = e;
+	return 0;
+fail:
+	qj_engine_free(e);
+	return r;
+}
+
+static void task_done(struct task *t)
+{
+	if (t->pidfd >= 0)
+		(void)close(t->pidfd);
+	t->pidfd = -EBADF;
+	qj_sample_close(&t->sample);
+	free(t->app);
+	free(t->exe);
+	free(t->slack);
+	t->app = t->exe = NULL;
+	t->slack = NULL;
+}
+
+static void tasks_clear(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_tasks; i++)
+		task_done(&e->tasks[i]);
+	free(e->tasks);
+	e->tasks = NULL;
+	e->n_tasks = 0;
+}
+
+struct qj_engine *qj_engine_free(struct qj_engine *e)
+{
+	if (!e)
+		return NULL;
+	tasks_clear(e);
+	for (size_t i = 0; i < e->n_apps; i++)
+		free(e->apps[i].name);
+	free(e->apps);
+	qj_procmon_free(e->pm);
+	qj_cgroup_free(e->cg);
+	free(e->state_file);
+	free(e);
+	return NULL;
+}
+
+int qj_engine_set_policy(struct qj_engine *e, const struct qj_policy *p)
+{
+	const struct qj_policy *old = e->p;
+	int r;
+
+	if (!p || p->n_rungs == 0)
+		return -EINVAL;
+	if (strcmp(p->cgroup_path, old->cgroup_path) != 0)
+		return -EXDEV; /* moving the jail needs a restart */
+	e->p = p;
+	r = create_app_groups(e);
+	if (r < 0) {
+		e->p = old;
+		return r;
+	}
+	/* Rungs of a running cycle index the new ladder: keep them in range. */
+	for (size_t i = 0; i < e->n_tasks; i++)
+		if (e->tasks[i].rung >= (int)p->n_rungs)
+			e->tasks[i].rung = (int)p->n_rungs - 1;
+	return 0;
+}
+
+/* --- membership ------------------------------------------------------------ */
+
+int qj_engine_procmon_fd(const struct qj_engine *e)
+{
+	return e->pm ? qj_procmon_fd(e->pm) : -1;
+}
+
+static const struct qj_app *jailed_app(const struct qj_engine *e, const char *name)
+{
+	const struct qj_app *a = find_app(e->p, name);
+
+	return a && a->trust == QJ_TRUST_JAILED ? a : NULL;
+}
+
+int qj_engine_place(struct qj_engine *e, const char *app, pid_t pid)
+{
+	int r;
+
+	if (!jailed_app(e, app))
+		return -ENOENT;
+	if (pid <= 0)
+		return -EINVAL;
+	r = qj_cgroup_app_create(e->cg, app);
+	if (r < 0)
+		return r;
+	r = qj_cgroup_place(e->cg, app, pid);
+	if (r == -ESRCH || r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return r;
+	log_debug("Placed %d in app %s", pid, app);
+	return 0;
+}
+
+int qj_engine_open_cgroup(struct qj_engine *e, const char *app, int *ret_fd)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd;
+
+	if (!jailed_app(e, app))
+		return -ENOENT;
+	p = qj_cgroup_app_path(e->cg, app);
+	if (!p)
+		return -ENOMEM;
+	fd = open(p, O_DIRECTORY | O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
+int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
+{
+	_cleanup_free_ char *name = NULL;
+	struct app_state *a;
+	int r;
+
+	r = qj_cgroup_app_of_pid(e->cg, pid, &name);
+	if (r <= 0)
+		return r;
+	a = app_state(e, name);
+	if (!a)
+		return -ENOMEM;
+	if (ret_app)
+		*ret_app = a->name;
+	return 1;
+}
+
+/* Classifies a process that exec'd; places it when a jailed app matches. */
+static int classify(struct qj_engine *e, pid_t pid)
+{
+	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
+	const struct qj_app *a;
+	struct qj_proc_status ps;
+	int r;
+
+	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
+	    qj_proc_status_read(pid, &ps) < 0)
+		return 0; /* gone already */
+	a = qj_procmon_match(e->p, exe, cmdline, ps.uid);
+	if (!a || a->trust != QJ_TRUST_JAILED)
+		return 0;
+	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	if (r != 0)
+		return 0; /* jailed already (or gone) */
+	r = qj_engine_place(e, a->name, pid);
+	if (r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
+	return 1;
+}
+
+static int on_event(const struct qj_proc_event *ev, void *ud)
+{
+	struct qj_engine *e = ud;
+
+	if (ev->kind != QJ_PROC_EXEC || ev->pid != ev->tgid)
+		return 0;
+	return classify(e, ev->tgid);
+}
+
+static int rescan(struct qj_engine *e, uint64_t now);
+
+/* Events were lost: reclassify every process and re-read the jail's membership. */
+static int resync(struct qj_engine *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int r;
+
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid <= 1)
+			continue;
+		r = classify(e, pid);
+		if (r == -ENOMEM) {
+			closedir(d);
+			return r;
+		}
+	}
+	closedir(d);
+	if (e->quiescing)
+		return rescan(e, now_usec(CLOCK_MONOTONIC));
+	return 0;
+}
+
+int qj_engine_on_procmon(struct qj_engine *e)
+{
+	int r;
+
+	if (!e->pm)
+		return 0;
+	r = qj_procmon_dispatch(e->pm, on_event, e);
+	if (r == -ENOBUFS) {
+		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
+		/* Drain what is queued after the overrun before the full scan. */
+		(void)qj_procmon_dispatch(e->pm, on_event, e);
+		return resync(e);
+	}
+	return r;
+}
+
+/* --- quiesce ---------------------------------------------------------------- */
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct task *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static struct task *find_task(struct qj_engine *e, pid_t pid)
+{
+	struct task key = { .pid = pid };
+
+	return e->n_tasks ? bsearch(&key, e->tasks, e->n_tasks, sizeof(*e->tasks), cmp_task) : NULL;
+}
+
+static void slack_apply(struct qj_engine *e, struct task *t)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+
+	if (e->p->timer_slack_nsec == 0 || qj_proc_tids(t->pid, &tids, &n) < 0)
+		return;
+	t->slack = calloc(n, sizeof(*t->slack));
+	if (!t->slack) {
+		free(tids);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t old;
+
+		if (qj_proc_timerslack_get(tids[i], &old) < 0)
+			continue;
+		/* Inherited from a parent we slacked: its own value is the default. */
+		if (old == e->p->timer_slack_nsec)
+			old = 0;
+		if (qj_proc_timerslack_set(tids[i], e->p->timer_slack_nsec) < 0)
+			continue;
+		t->slack[t->n_slack].tid = tids[i];
+		t->slack[t->n_slack++].old_ns = old;
+	}
+	free(tids);
+}
+
+static void slack_restore(struct qj_engine *e, struct task *t)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+
+	if (e->p->timer_slack_nsec == 0 || t->gone || qj_proc_tids(t->pid, &tids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 0; /* threads born during the cycle: back to the default */
+
+		for (size_t j = 0; j < t->n_slack; j++)
+			if (t->slack[j].tid == tids[i])
+				v = t->slack[j].old_ns;
+		(void)qj_proc_timerslack_set(tids[i], v);
+	}
+	free(tids);
+}
+
+static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now, struct task *ret)
+{
+	_cleanup_free_ char *in_app = NULL;
+	struct qj_proc_stat st;
+	struct qj_proc_status ps;
+	struct task t = { .pid = pid, .pidfd = -EBADF, .rung = -1, .sample.fd = -EBADF };
+	int r;
+
+	t.pidfd = pidfd_open(pid, 0);
+	if (t.pidfd < 0)
+		return negative_errno();
+	/*
+	 * The pid came from cgroup.procs; it may have been reused since.  Check
+	 * membership after pidfd_open: if it is in the jail now, the pidfd is
+	 * the jailed process (alive, so the pid cannot have moved on).
+	 */
+	r = qj_cgroup_app_of_pid(e->cg, pid, &in_app);
+	if (r <= 0 || strcmp(in_app, app) != 0) {
+		r = r < 0 ? r : -ESRCH;
+		goto fail;
+	}
+	r = qj_proc_stat_read(pid, &st);
+	if (r < 0)
+		goto fail;
+	t.start_time = st.start_time;
+	t.ppid = st.ppid;
+	memcpy(t.comm, st.comm, sizeof(t.comm));
+	r = qj_proc_status_read(pid, &ps);
+	if (r < 0)
+		goto fail;
+	t.uid = ps.uid;
+	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	r = qj_proc_exe(pid, &t.exe);
+	if (r < 0)
+		goto fail;
+	r = qj_sample_open(&t.sample, pid);
+	if (r < 0)
+		goto fail;
+	r = qj_sample_restart(&t.sample, &st, now);
+	if (r < 0)
+		goto fail;
+	t.app = strdup(app);
+	if (!t.app) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
+	t.seen = e->generation;
+	slack_apply(e, &t);
+	*ret = t;
+	return 0;
+fail:
+	task_done(&t);
+	return r;
+}
+
+static const char *gone_outcome(const struct task *t)
+{
+	return t->killed_by_us ? "killed" : "exited";
+}
+
+static void log_action(struct qj_engine *e, struct task *t, const char *outcome)
+{
+	struct app_state *a = app_state(e, t->app);
+	const struct qj_rung *rung = &e->p->rungs[t->rung];
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, t->app);
+	struct qj_kill_record rec = {
+		.ts_usec = t->applied_realtime_usec,
+		.cycle = e->cycle,
+		.app = t->app,
+		.pid = t->pid,
+		.comm = t->comm,
+		.exe = t->exe,
+		.uid = t->uid,
+		.cgroup = cg,
+		.action = qj_ladder_action_name(rung->action),
+		.rung = t->rung,
+		.rung_name = rung->name,
+		.reason = t->pending_reason,
+		.cpu_ms = t->pending_cpu_ms,
+		.window_ms = t->pending_window_ms,
+		.outcome = outcome,
+		.strikes = a ? a->strikes + a->struck : 0,
+	};
+	int r;
+
+	t->pending = false;
+	if (!e->log)
+		return;
+	r = qj_killlog_append(e->log, &rec);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
+static void mark_gone(struct qj_engine *e, struct task *t)
+{
+	if (t->gone)
+		return;
+	t->gone = true;
+	t->activity = QJ_TASK_GONE;
+	t->stopped_by_us = false;
+	if (t->killed_by_us)
+		e->n_killed++;
+	if (t->pending)
+		log_action(e, t, gone_outcome(t));
+}
+
+static int rescan(struct qj_engine *e, uint64_t now)
+{
+	char **apps = NULL;
+	struct task *added = NULL;
+	size_t n_added = 0;
+	int r;
+
+	e->generation++;
+	r = qj_cgroup_list_apps(e->cg, &apps);
+	if (r < 0)
+		return r;
+	for (char **a = apps; *a && r >= 0; a++) {
+		pid_t *pids = NULL;
+		size_t k = 0;
+
+		r = qj_cgroup_app_pids(e->cg, *a, &pids, &k);
+		if (r == -ENOENT) {
+			r = 0;
+			continue;
+		}
+		for (size_t i = 0; i < k && r >= 0; i++) {
+			struct task *t = find_task(e, pids[i]);
+			struct task *na;
+
+			if (t && !t->gone) {
+				t->seen = e->generation;
+				continue;
+			}
+			if (t) {
+				/* A dead task's PID reused inside the jail: a new task. */
+				struct task fresh;
+
+				r = add_task(e, *a, pids[i], now, &fresh);
+				if (r == 0) {
+					task_done(t);
+					*t = fresh;
+				} else if (r != -ENOMEM) {
+					r = 0;
+				}
+				continue;
+			}
+			na = realloc(added, (n_added + 1) * sizeof(*added));
+			if (!na) {
+				r = -ENOMEM;
+				break;
+			}
+			added = na;
+			r = add_task(e, *a, pids[i], now, &added[n_added]);
+			if (r == 0)
+				n_added++;
+			else if (r != -ENOMEM) {
+				log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a);
+				r = 0; /* gone or moved meanwhile */
+			}
+		}
+		free(pids);
+	}
+	qj_strv_free(apps);
+
+	if (n_added > 0 && r >= 0) {
+		struct task *nt = realloc(e->tasks, (e->n_tasks + n_added) * sizeof(*nt));
+
+		if (!nt) {
+			r = -ENOMEM;
+		} else {
+			e->tasks = nt;
+			memcpy(e->tasks + e->n_tasks, added, n_added * sizeof(*added));
+			e->n_tasks += n_added;
+			qsort(e->tasks, e->n_tasks, sizeof(*e->tasks), cmp_task);
+			/* Credit parents: a forker is as busy as the children it starts. */
+			for (size_t i = 0; i < n_added; i++) {
+				struct task *parent = find_task(e, added[i].ppid);
+
+				if (parent && !parent->gone &&
+				    strcmp(parent->app, added[i].app) == 0)
+					parent->spawned++;
+			}
+			n_added = 0;
+		}
+	}
+	for (size_t i = 0; i < n_added; i++)
+		task_done(&added[i]);
+	free(added);
+
+	/* Not listed any more: exited, or moved out of the jail by someone. */
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (t->gone || t->seen == e->generation)
+			continue;
+		if (!pidfd_exited(t->pidfd) && t->stopped_by_us)
+			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
+		mark_gone(e, t);
+	}
+	return r;
+}
+
+static bool app_frozen(struct qj_engine *e, const char *app)
+{
+	struct app_state *a = app_state(e, app);
+
+	return a && a->frozen_by_us && qj_cgroup_event(e->cg, app, "frozen") == 1;
+}
+
+/* Updates t->activity from /proc and the sample window. */
+static void observe(struct qj_engine *e, struct task *t, uint64_t now)
+{
+	struct qj_proc_stat st;
+	enum qj_task_activity act;
+	int r;
+
+	if (t->gone)
+		return;
+	r = qj_proc_stat_read(t->pid, &st);
+	if (r < 0 || st.start_time != t->start_time || st.state == 'Z' || st.state == 'X' ||
+	    pidfd_exited(t->pidfd)) {
+		mark_gone(e, t);
+		return;
+	}
+	if (t->killed_by_us) {
+		struct qj_proc_status ps;
+
+		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
+		if (qj_proc_status_read(t->pid, &ps) == 0 &&
+		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+			mark_gone(e, t);
+			return;
+		}
+	}
+	if (app_frozen(e, t->app)) {
+		t->activity = QJ_TASK_FROZEN;
+		return;
+	}
+	if (st.state == 'T' || st.state == 't') {
+		t->activity = QJ_TASK_STOPPED;
+		(void)qj_sample_restart(&t->sample, &st, now);
+		return;
+	}
+	if (t->stopped_by_us) {
+		struct qj_proc_status ps;
+
+		/*
+		 * A SIGSTOP takes effect when the task next runs; starved at
+		 * the idle class that can take a while.  Still pending: stopping.
+		 */
+		if (qj_proc_status_read(t->pid, &ps) == 0 &&
+		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)))) {
+			t->activity = QJ_TASK_STOPPED;
+			return;
+		}
+		/* We stopped it and it runs: another process sent SIGCONT. */
+		t->stopped_by_us = false;
+		t->activity = QJ_TASK_CONTINUED;
+		(void)qj_sample_restart(&t->sample, &st, now);
+		return;
+	}
+	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
+		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
+	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
+			      t->rung < 0, &act);
+	if (r == -ESRCH)
+		mark_gone(e, t);
+	else if (r == 1) {
+		struct app_state *a = app_state(e, t->app);
+
+		/*
+		 * Idle itself, but it keeps starting processes while its group
+		 * wants a CPU: the children are too short-lived to be caught.
+		 */
+		if (act == QJ_TASK_IDLE && t->spawned >= 2 && a && a->busy)
+			act = QJ_TASK_BUSY;
+		t->spawned = 0;
+		t->activity = act;
+		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
+			  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
+			  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
+	}
+}
+
+static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
+{
+	enum qj_action action = e->p->rungs[rung].action;
+	struct app_state *a = app_state(e, t->app);
+	_cleanup_free_ char *cg = NULL;
+	struct qj_proc_stat st;
+	int r = 0;
+
+	if (!a)
+		return -ENOMEM;
+	/* Freezing is the group's: one action, the group's other tasks follow it. */
+	if (action == QJ_ACTION_FREEZE && a->frozen_by_us)
+		return 0;
+	if (t->pending)
+		log_action(e, t,
+			   t->activity == QJ_TASK_CONTINUED ? "continued-by-other" : "ignored");
+	t->pending_reason = qj_task_activity_to_string(t->activity);
+	t->pending_cpu_ms = t->sample.last_ns / 1000000;
+	t->pending_window_ms = t->sample.last_window_usec / USEC_PER_MSEC;
+
+	switch (action) {
+	case QJ_ACTION_SIGXCPU:
+		r = send_signal(t, SIGXCPU);
+		break;
+	case QJ_ACTION_SIGSTOP:
+		r = send_signal(t, SIGSTOP);
+		if (r == 0) {
+			t->stopped_by_us = true;
+			e->n_stopped_cycle++;
+		}
+		break;
+	case QJ_ACTION_SIGTERM:
+		/* A stopped task cannot run its handler or die: continue it too. */
+		r = send_signal(t, SIGTERM);
+		if (r == 0)
+			(void)send_signal(t, SIGCONT);
+		t->stopped_by_us = false;
+		t->killed_by_us = true;
+		break;
+	case QJ_ACTION_SIGKILL:
+		r = send_signal(t, SIGKILL);
+		t->stopped_by_us = false;
+		t->killed_by_us = true;
+		break;
+	case QJ_ACTION_FREEZE:
+		r = qj_cgroup_freeze(e->cg, t->app, true);
+		if (r == 0)
+			a->frozen_by_us = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	t->rung = rung;
+	t->applied_usec = now;
+	t->applied_realtime_usec = realtime_now();
+	t->pending = true;
+	if (action != QJ_ACTION_SIGXCPU)
+		a->struck = true;
+	e->n_actions++;
+	if (r == -ESRCH) {
+		mark_gone(e, t);
+		return 0;
+	}
+	if (r < 0) {
+		t->pending = false;
+		return log_warning_errno(r, "Failed to apply %s to %d (%s), ignoring: %m",
+					 qj_ladder_action_name(action), t->pid, t->comm);
+	}
+	cg = qj_cgroup_app_path(e->cg, t->app);
+	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
+		   qj_ladder_action_name(action), t->pid, t->comm, cg ? cg : t->app,
+		   t->pending_reason, t->pending_cpu_ms, t->pending_window_ms);
+	t->activity = QJ_TASK_UNKNOWN;
+	if (qj_proc_stat_read(t->pid, &st) == 0)
+		(void)qj_sample_restart(&t->sample, &st, now);
+	return 1;
+}
+
+static void sample_groups(struct qj_engine *e, uint64_t now);
+
+int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
+{
+	int r;
+
+	if (e->quiescing)
+		return -EBUSY;
+	e->quiescing = true;
+	e->cycle = cycle;
+	e->begin_usec = now_usec;
+	e->quiesced_usec = 0;
+	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	for (size_t i = 0; i < e->n_apps; i++) {
+		e->apps[i].struck = false;
+		e->apps[i].have_base = false;
+		e->apps[i].busy = false;
+	}
+	sample_groups(e, now_usec);
+	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
+		e->jail_usage_begin = 0;
+	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
+	if (e->p->cpu_idle) {
+		r = qj_cgroup_set_idle(e->cg, true);
+		if (r < 0)
+			log_warning_errno(r,
+					  "Failed to put the jail at idle CPU class, ignoring: %m");
+	}
+	r = save_state(e);
+	if (r < 0)
+		log_warning_errno(r, "Failed to save state, ignoring: %m");
+	r = rescan(e, now_usec);
+	if (r < 0)
+		return r;
+	return 0;
+}
+
+static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
+{
+	uint64_t usage, stall = 0;
+	int r;
+
+	r = qj_cgroup_usage_usec(e->cg, app, &usage);
+	if (r < 0)
+		return r;
+	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
+	*ret = usage + stall;
+	return 0;
+}
+
+/* Per app group: did the group as a whole want more than busy_threshold of a CPU? */
+static void sample_groups(struct qj_engine *e, uint64_t now)
+{
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		uint64_t v;
+
+		if (group_demand(e, a->name, &v) < 0)
+			continue;
+		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
+			continue;
+		if (a->have_base)
+			a->busy = qj_sample_is_busy((v - a->base_usec) * NSEC_PER_USEC,
+						    now - a->t0_usec, e->p->busy_threshold);
+		a->have_base = true;
+		a->t0_usec = now;
+		a->base_usec = v;
+	}
+}
+
+int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
+{
+	uint64_t next = USEC_INFINITY;
+	bool all_blocked = true, changed = false;
+	int r;
+
+	if (!e->quiescing)
+		return -ESTALE;
+	r = rescan(e, now_usec);
+	if (r < 0)
+		return r;
+	sample_groups(e, now_usec);
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		const struct qj_app *app = find_app(e->p, t->app);
+		struct app_state *as = app_state(e, t->app);
+		struct qj_ladder_task lt;
+		struct qj_ladder_decision d;
+
+		if (!as)
+			return -ENOMEM;
+		observe(e, t, now_usec);
+		if (t->gone)
+			continue;
+		if (t->pending && (t->activity == QJ_TASK_IDLE || t->activity == QJ_TASK_STOPPED ||
+				   t->activity == QJ_TASK_FROZEN))
+			log_action(e, t, "blocked");
+		else if (t->pending && t->activity == QJ_TASK_CONTINUED &&
+			 e->p->rungs[t->rung].action == QJ_ACTION_SIGSTOP)
+			log_action(e, t, "continued-by-other");
+
+		lt = (struct qj_ladder_task){ .rung = t->rung,
+					      .applied_usec = t->applied_usec,
+					      .activity = t->activity,
+					      .catches_sigxcpu = t->catches_sigxcpu,
+					      .strikes = as->strikes };
+		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
+		if (r < 0)
+			return r;
+		if (d.verdict == QJ_LADDER_APPLY) {
+			r = apply(e, t, d.rung, now_usec);
+			if (r == -ENOMEM)
+				return r;
+			if (t->gone)
+				continue;
+			if (r > 0) {
+				enum qj_action act = e->p->rungs[t->rung].action;
+
+				changed = true;
+				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+				/* Stops, kills and freezes show in /proc and cgroup.events at once. */
+				if (act != QJ_ACTION_SIGXCPU && act != QJ_ACTION_SIGTERM &&
+				    now_usec + CONFIRM_USEC < d.next_usec)
+					d.next_usec = now_usec + CONFIRM_USEC;
+			} else {
+				d.next_usec = USEC_INFINITY; /* its group is freezing */
+			}
+		} else if (d.verdict == QJ_LADDER_EXHAUSTED && t->pending) {
+			log_action(e, t, "ignored");
+		}
+		if (d.verdict == QJ_LADDER_EXEMPT)
+			continue;
+		if (!qj_task_activity_is_blocked(t->activity) || d.verdict == QJ_LADDER_APPLY)
+			all_blocked = false;
+		if (d.next_usec < next)
+			next = d.next_usec;
+		/* Keep measuring whatever is not stopped or frozen. */
+		if (t->activity != QJ_TASK_STOPPED && t->activity != QJ_TASK_FROZEN &&
+		    t->sample.t0_usec + e->p->sample_window_usec < next)
+			next = t->sample.t0_usec + e->p->sample_window_usec;
+	}
+	if (changed) {
+		r = save_state(e);
+		if (r < 0)
+			log_warning_errno(r, "Failed to save state, ignoring: %m");
+	}
+	if (all_blocked) {
+		if (!e->quiesced_usec)
+			e->quiesced_usec = now_usec;
+		*ret_next_usec = USEC_INFINITY;
+		return 1;
+	}
+	if (next <= now_usec)
+		next = now_usec + 1;
+	*ret_next_usec = next;
+	return 0;
+}
+
+static void write_summary(struct qj_engine *e, const char *why, uint64_t now, unsigned continued,
+			  unsigned thawed)
+{
+	json_t *o;
+	uint64_t usage = 0;
+	unsigned tasks = 0;
+	int r;
+
+	if (!e->log)
+		return;
+	for (size_t i = 0; i < e->n_tasks; i++)
+		tasks += !e->tasks[i].gone;
+	(void)qj_cgroup_usage_usec(e->cg, NULL, &usage);
+	o = json_pack(
+		"{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "cycle",
+		(json_int_t)e->cycle, "action", "summary", "reason", why ? why : "restore",
+		"outcome", e->quiesced_usec ? "quiesced" : "aborted", "quiesce_ms",
+		(json_int_t)(e->quiesced_usec ? (e->quiesced_usec - e->begin_usec) / 1000 : 0),
+		"window_ms", (json_int_t)((now - e->begin_usec) / 1000), "cpu_ms",
+		(json_int_t)(usage > e->jail_usage_begin ? (usage - e->jail_usage_begin) / 1000 :
+							   0),
+		"tasks", (int)tasks, "actions", (int)e->n_actions, "stopped",
+		(int)e->n_stopped_cycle, "killed", (int)e->n_killed, "continued", (int)continued,
+		"thawed", (int)thawed, "seen", (int)e->n_tasks);
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
+}
+
+int qj_engine_restore(struct qj_engine *e, const char *why)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	unsigned continued = 0, thawed = 0;
+	int r, ret = 0;
+
+	if (!e->quiescing) {
+		r = qj_cgroup_set_idle(e->cg, false);
+		return r < 0 ? r : 0;
+	}
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (t->stopped_by_us && !t->gone) {
+			r = send_signal(t, SIGCONT);
+			if (r == 0)
+				continued++;
+			else if (r != -ESRCH && ret == 0)
+				ret = r;
+			t->stopped_by_us = false;
+		}
+	}
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].frozen_by_us) {
+			r = qj_cgroup_freeze(e->cg, e->apps[i].name, false);
+			if (r < 0 && r != -ENOENT && ret == 0)
+				ret = r;
+			e->apps[i].frozen_by_us = false;
+			thawed++;
+		}
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (!t->gone && pidfd_exited(t->pidfd))
+			mark_gone(e, t);
+		if (t->pending)
+			log_action(e, t, t->gone ? gone_outcome(t) : "restored");
+		slack_restore(e, t);
+	}
+	r = qj_cgroup_set_idle(e->cg, false);
+	if (r < 0 && ret == 0)
+		ret = log_warning_errno(r, "Failed to restore the jail's CPU class: %m");
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].struck) {
+			e->apps[i].strikes++;
+			e->apps[i].struck = false;
+		}
+	write_summary(e, why, now, continued, thawed);
+	log_info("Cycle %" PRIu64 " restored (%s): %u actions, %u continued, %u thawed", e->cycle,
+		 why ? why : "restore", e->n_actions, continued, thawed);
+	tasks_clear(e);
+	e->quiescing = false;
+	r = save_state(e);
+	if (r < 0 && ret == 0)
+		ret = r;
+	return ret;
+}
+
+int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
+{
+	struct qj_engine_counts c = {};
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < e->p->n_apps; i++)
+		c.apps += e->p->apps[i].trust == QJ_TRUST_JAILED;
+	r = qj_cgroup_app_pids(e->cg, NULL, &pids, &n);
+	if (r < 0)
+		return r;
+	free(pids);
+	c.tasks = (unsigned)n;
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		const struct task *t = &e->tasks[i];
+
+		if (t->gone)
+			continue;
+		c.busy += t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED;
+		c.stopped += t->stopped_by_us;
+	}
+	for (size_t i = 0; i < e->n_apps; i++)
+		c.frozen += e->apps[i].frozen_by_us;
+	c.killed = e->n_killed;
+	*ret = c;
+	return 0;
+}

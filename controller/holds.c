@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The hold table and its wakeup_source-like statistics (pure, see holds.h). */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holds.h"
+#include "util.h"
+
+struct qj_holds {
+	struct qj_hold *holds;
+	size_t n_holds;
+	size_t alloc_holds;
+
+	struct qj_hold_stats *stats;
+	size_t n_stats;
+	size_t alloc_stats;
+
+	bool suspend_wanted;
+};
+
+int qj_holds_new(struct qj_holds **ret)
+{
+	struct qj_holds *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	*ret = t;
+	return 0;
+}
+
+struct qj_holds *qj_holds_free(struct qj_holds *t)
+{
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < t->n_holds; i++) {
+		free(t->holds[i].name);
+		free(t->holds[i].reason);
+	}
+	for (size_t i = 0; i < t->n_stats; i++)
+		free(t->stats[i].name);
+	free(t->holds);
+	free(t->stats);
+	free(t);
+	return NULL;
+}
+
+static struct qj_hold_stats *stats_lookup(const struct qj_holds *t, const char *name)
+{
+	for (size_t i = 0; i < t->n_stats; i++)
+		if (strcmp(t->stats[i].name, name) == 0)
+			return &t->stats[i];
+	return NULL;
+}
+
+/* Finds or creates the statistics of @name, recycling the stalest inactive entry when full. */
+static struct qj_hold_stats *stats_get(struct qj_holds *t, const char *name)
+{
+	struct qj_hold_stats *s = stats_lookup(t, name);
+	char *copy;
+
+	if (s)
+		return s;
+	copy = strdup(name);
+	if (!copy)
+		return NULL;
+	if (t->n_stats >= QJ_HOLDS_MAX_NAMES) {
+		struct qj_hold_stats *victim = NULL;
+
+		for (size_t i = 0; i < t->n_stats; i++)
+			if (!t->stats[i].active &&
+			    (!victim || t->stats[i].last_change_usec < victim->last_change_usec))
+				victim = &t->stats[i];
+		if (!victim) {
+			free(copy);
+			errno = ENOSPC;
+			return NULL;
+		}
+		free(victim->name);
+		*victim = (struct qj_hold_stats){ .name = copy };
+		return victim;
+	}
+	if (t->n_stats == t->alloc_stats) {
+		size_t n = t->alloc_stats ? t->alloc_stats * 2 : 16;
+		struct qj_hold_stats *v = reallocarray(t->stats, n, sizeof(*v));
+
+		if (!v) {
+			free(copy);
+			errno = ENOMEM;
+			return NULL;
+		}
+		t->stats = v;
+		t->alloc_stats = n;
+	}
+	s = &t->stats[t->n_stats++];
+	*s = (struct qj_hold_stats){ .name = copy };
+	return s;
+}
+
+static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t now)
+{
+	s->event_count++;
+	if (s->active++ > 0)
+		return;
+	s->active_count++;
+	s->active_since_usec = now;
+	s->prevent_since_usec = now;
+	s->last_change_usec = now;
+}
+
+static void stats_deactivate(struct qj_holds *t, struct qj_hold_stats *s, bool expired,
+			     uint64_t now)
+{
+	uint64_t d;
+
+	assert(s->active > 0);
+	if (expired)
+		s->expire_count++;
+	if (--s->active > 0)
+		return;
+	d = now - s->active_since_usec;
+	s->total_time_usec += d;
+	if (d > s->max_time_usec)
+		s->max_time_usec = d;
+	if (t->suspend_wanted)
+		s->prevent_suspend_time_usec += now - s->prevent_since_usec;
+	s->last_change_usec = now;
+}
+
+static bool valid_text(const char *s, size_t max)
+{
+	size_t n = s ? strnlen(s, max + 1) : 0;
+
+	return n > 0 && n <= max;
+}
+
+static struct qj_hold *hold_lookup(const struct qj_holds *t, uint64_t conn, const char *name)
+{
+	for (size_t i = 0; i < t->n_holds; i++)
+		if (t->holds[i].conn == conn && strcmp(t->holds[i].name, name) == 0)
+			return &t->holds[i];
+	return NULL;
+}
+
+int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const char *reason,
+		     const struct qj_hold_owner *owner, uint64_t timeout_usec, uint64_t now_usec)
+{
+	uint64_t deadline = timeout_usec ? now_usec + timeout_usec : USEC_INFINITY;
+	struct qj_hold_stats *s;
+	struct qj_hold *h;
+	char *r;
+
+	if (!valid_text(name, QJ_HOLD_NAME_MAX) || !valid_text(reason, QJ_HOLD_REASON_MAX))
+		return -EINVAL;
+	if (timeout_usec && deadline < now_usec)
+		deadline = USEC_INFINITY; /* overflow: as good as never */
+
+	h = hold_lookup(t, conn, name);
+	if (h) {
+		r = strdup(reason);
+		if (!r)
+			return -ENOMEM;
+		free(h->reason);
+		h->reason = r;
+		h->refresh_usec = now_usec;
+		h->deadline_usec = deadline;
+		stats_lookup(t, name)->event_count++;
+		return 1;
+	}
+
+	if (t->n_holds >= QJ_HOLDS_MAX)
+		return -ENOSPC;
+	if (t->n_holds == t->alloc_holds) {
+		size_t n = t->alloc_holds ? t->alloc_holds * 2 : 16;
+		struct qj_hold *v = reallocarray(t->holds, n, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->holds = v;
+		t->alloc_holds = n;
+	}
+	s = stats_get(t, name);
+	if (!s)
+		return negative_errno();
+
+	h = &t->holds[t->n_holds];
+	*h = (struct qj_hold){
+		.conn = conn,
+		.owner = *owner,
+		.start_usec = now_usec,
+		.refresh_usec = now_usec,
+		.deadline_usec = deadline,
+	};
+	h->name = strdup(name);
+	h->reason = strdup(reason);
+	if (!h->name || !h->reason) {
+		free(h->name);
+		free(h->reason);
+		return -ENOMEM;
+	}
+	t->n_holds++;
+	stats_activate(t, s, now_usec);
+	return 0;
+}
+
+static void hold_remove(struct qj_holds *t, size_t i, bool expired, uint64_t now)
+{
+	struct qj_hold *h = &t->holds[i];
+
+	stats_deactivate(t, stats_lookup(t, h->name), expired, now);
+	free(h->name);
+	free(h->reason);
+	/* Keep insertion order: operators read the list oldest first. */
+	memmove(h, h + 1, (t->n_holds - i - 1) * sizeof(*h));
+	t->n_holds--;
+}
+
+int qj_holds_release(struct qj_holds *t, uint64_t conn, const char *name, uint64_t now_usec)
+{
+	struct qj_hold *h = hold_lookup(t, conn, name);
+
+	if (!h)
+		return -ENOENT;
+	hold_remove(t, (size_t)(h - t->holds), false, now_usec);
+	return 0;
+}
+
+size_t qj_holds_release_conn(struct qj_holds *t, uint64_t conn, uint64_t now_usec)
+{
+	size_t n = 0;
+
+	for (size_t i = t->n_holds; i-- > 0;)
+		if (t->holds[i].conn == conn) {
+			hold_remove(t, i, false, now_usec);
+			n++;
+		}
+	return n;
+}
+
+size_t qj_holds_expire(struct qj_holds *t, uint64_t now_usec)
+{
+	size_t n = 0;
+
+	for (size_t i = t->n_holds; i-- > 0;)
+		if (t->holds[i].deadline_usec <= now_usec) {
+			hold_remove(t, i, true, now_usec);
+			n++;
+		}
+	return n;
+}
+
+uint64_t qj_holds_next_deadline(const struct qj_holds *t)
+{
+	uint64_t d = USEC_INFINITY;
+
+	for (size_t i = 0; i < t->n_holds; i++)
+		if (t->holds[i].deadline_usec < d)
+			d = t->holds[i].deadline_usec;
+	return d;
+}
+
+void qj_holds_set_suspend_wanted(struct qj_holds *t, bool wanted, uint64_t now_usec)
+{
+	if (wanted == t->suspend_wanted)
+		return;
+	for (size_t i = 0; i < t->n_stats; i++) {
+		struct qj_hold_stats *s = &t->stats[i];
+
+		if (!s->active)
+			continue;
+		if (t->suspend_wanted)
+			s->prevent_suspend_time_usec += now_usec - s->prevent_since_usec;
+		s->prevent_since_usec = now_usec;
+	}
+	t->suspend_wanted = wanted;
+}
+
+size_t qj_holds_count(const struct qj_holds *t)
+{
+	return t->n_holds;
+}
+
+size_t qj_holds_count_conn(const struct qj_holds *t, uint64_t conn)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_holds; i++)
+		n += t->holds[i].conn == conn;
+	return n;
+}
+
+const struct qj_hold *qj_holds_get(const struct qj_holds *t, size_t i)
+{
+	return i < t->n_holds ? &t->holds[i] : NULL;
+}
+
+const struct qj_hold *qj_holds_find(const struct qj_holds *t, uint64_t conn, const char *name)
+{
+	return hold_lookup(t, conn, name);
+}
+
+size_t qj_holds_n_stats(const struct qj_holds *t)
+{
+	return t->n_stats;
+}
+
+static void stats_snapshot(const struct qj_holds *t, const struct qj_hold_stats *s, uint64_t now,
+			   struct qj_hold_stats *ret)
+{
+	*ret = *s;
+	if (!s->active)
+		return;
+	ret->total_time_usec += now - s->active_since_usec;
+	if (now - s->active_since_usec > ret->max_time_usec)
+		ret->max_time_usec = now - s->active_since_usec;
+	if (t->suspend_wanted)
+		ret->prevent_suspend_time_usec += now - s->prevent_since_usec;
+}
+
+int qj_holds_stats_at(const struct qj_holds *t, size_t i, uint64_t now_usec,
+		      struct qj_hold_stats *ret)
+{
+	if (i >= t->n_stats)
+		return -ENOENT;
+	stats_snapshot(t, &t->stats[i], now_usec, ret);
+	return 0;
+}
+
+int qj_holds_stats_find(const struct qj_holds *t, const char *name, uint64_t now_usec,
+			struct qj_hold_stats *ret)
+{
+	const struct qj_hold_stats *s = stats_lookup(t, name);
+
+	if (!s)
+		return -ENOENT;
+	stats_snapshot(t, s, now_usec, ret);
+	return 0;
+}

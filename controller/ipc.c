@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Unix SOCK_SEQPACKET server for qosjaild (see ipc.h). */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "log.h"
+#include "proto.h"
+#include "util.h"
+
+/*
+ * Requests read from one client per dispatch.  One: epoll is level-triggered, so a
+ * client with more queued comes back in the next round (fair to the others), and a
+ * synchronous client (the common case) costs no extra recvmsg() returning EAGAIN.
+ */
+#define READS_PER_DISPATCH 1
+
+struct qj_ipc_out {
+	char *buf;
+	size_t len;
+	int fd;
+};
+
+struct qj_ipc {
+	struct qj_event_source source;
+	int epoll_fd;
+	int fd;
+	char *path;
+	const struct qj_ipc_ops *ops;
+	void *userdata;
+	uint64_t next_id;
+	struct qj_ipc_client *clients;
+	struct qj_ipc_client *dead;
+	size_t n_clients;
+	char buf[QJ_PROTO_MAX_MSG + 1];
+};
+
+static void client_update_events(struct qj_ipc_client *c)
+{
+	struct epoll_event ev = { .data.ptr = &c->source };
+
+	if (c->dead)
+		return;
+	if (!c->paused)
+		ev.events |= EPOLLIN;
+	if (c->n_out > 0)
+		ev.events |= EPOLLOUT;
+	if (ev.events == c->events)
+		return;
+	if (epoll_ctl(c->server->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+		c->events = ev.events;
+}
+
+static void out_free(struct qj_ipc_out *o)
+{
+	free(o->buf);
+	if (o->fd >= 0)
+		(void)close(o->fd);
+}
+
+void qj_ipc_disconnect(struct qj_ipc_client *c)
+{
+	struct qj_ipc *s = c->server;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	(void)epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (s->ops->on_disconnect)
+		s->ops->on_disconnect(s->userdata, c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_clients--;
+	c->next = s->dead;
+	c->prev = NULL;
+	s->dead = c;
+}
+
+static void client_free(struct qj_ipc_client *c)
+{
+	for (size_t i = 0; i < c->n_out; i++)
+		out_free(&c->out[i]);
+	free(c->out);
+	(void)close(c->fd);
+	free(c);
+}
+
+void qj_ipc_reap(struct qj_ipc *s)
+{
+	while (s->dead) {
+		struct qj_ipc_client *c = s->dead;
+
+		s->dead = c->next;
+		client_free(c);
+	}
+}
+
+/* Sends queued messages until the socket would block.  Negative errno on a dead peer. */
+static int client_flush(struct qj_ipc_client *c)
+{
+	size_t done = 0;
+	int r = 0;
+
+	while (done < c->n_out) {
+		struct qj_ipc_out *o = &c->out[done];
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} control = {};
+		struct iovec iov = { .iov_base = o->buf, .iov_len = o->len };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t k;
+
+		if (o->fd >= 0) {
+			struct cmsghdr *cm;
+
+			mh.msg_control = control.buf;
+			mh.msg_controllen = sizeof(control.buf);
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &o->fd, sizeof(int));
+		}
+		k = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				r = -errno;
+			break;
+		}
+		c->out_bytes -= o->len;
+		out_free(o);
+		done++;
+	}
+	if (done > 0) {
+		memmove(c->out, c->out + done, (c->n_out - done) * sizeof(*c->out));
+		c->n_out -= done;
+	}
+	client_update_events(c);
+	return r;
+}
+
+int qj_ipc_send(struct qj_ipc_client *c, const json_t *msg, int pass_fd)
+{
+	struct qj_ipc_out o = { .fd = -EBADF };
+	int r;
+
+	if (c->dead)
+		return -ECONNRESET;
+	if (c->n_out >= QJ_IPC_MAX_QUEUE || c->out_bytes >= QJ_IPC_MAX_QUEUE_BYTES) {
+		log_warning("Client pid %d (%s) does not read its replies, disconnecting", c->pid,
+			    c->comm);
+		qj_ipc_disconnect(c);
+		return -ENOBUFS;
+	}
+	r = qj_proto_encode(msg, &o.buf, &o.len);
+	if (r < 0)
+		return r;
+	if (pass_fd >= 0) {
+		o.fd = fcntl(pass_fd, F_DUPFD_CLOEXEC, 3);
+		if (o.fd < 0) {
+			r = -errno;
+			free(o.buf);
+			return r;
+		}
+	}
+	if (!c->out || (c->n_out & (c->n_out - 1)) == 0) {
+		size_t n = c->n_out ? c->n_out * 2 : 1;
+		struct qj_ipc_out *v = reallocarray(c->out, n, sizeof(*v));
+
+		if (!v) {
+			out_free(&o);
+			return -ENOMEM;
+		}
+		c->out = v;
+	}
+	c->out[c->n_out++] = o;
+	c->out_bytes += o.len;
+	r = client_flush(c);
+	if (r < 0) {
+		log_debug_errno(r, "Client pid %d gone while sending: %m", c->pid);
+		qj_ipc_disconnect(c);
+	}
+	return r;
+}
+
+void qj_ipc_pause(struct qj_ipc_client *c, bool paused)
+{
+	c->paused = paused;
+	client_update_events(c);
+}
+
+static void client_read(struct qj_ipc_client *c)
+{
+	struct qj_ipc *s = c->server;
+
+	for (int i = 0; i < READS_PER_DISPATCH && !c->paused && !c->dead; i++) {
+		struct iovec iov = { .iov_base = s->buf, .iov_len = sizeof(s->buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			log_debug("Client pid %d: receive failed: %m", c->pid);
+			qj_ipc_disconnect(c);
+			return;
+		}
+		if (n == 0) {
+			qj_ipc_disconnect(c);
+			return;
+		}
+		s->ops->on_message(s->userdata, c, s->buf, (size_t)n,
+				   (mh.msg_flags & MSG_TRUNC) || (size_t)n > QJ_PROTO_MAX_MSG);
+	}
+}
+
+static void client_dispatch(struct qj_event_source *src, uint32_t events)
+{
+	struct qj_ipc_client *c = (struct qj_ipc_client *)src;
+
+	if (c->dead)
+		return;
+	if (events & EPOLLOUT) {
+		int r = client_flush(c);
+
+		if (r < 0) {
+			qj_ipc_disconnect(c);
+			return;
+		}
+	}
+	if (events & EPOLLIN)
+		client_read(c);
+	else if (events & (EPOLLHUP | EPOLLERR))
+		qj_ipc_disconnect(c);
+}
+
+static void read_comm(pid_t pid, char *comm, size_t size)
+{
+	char path[64];
+	_cleanup_close_ int fd = -EBADF;
+	ssize_t n;
+
+	snprintf(comm, size, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, size - 1);
+	if (n <= 0) {
+		snprintf(comm, size, "?");
+		return;
+	}
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+static void listener_dispatch(struct qj_event_source *src, uint32_t events)
+{
+	struct qj_ipc *s = (struct qj_ipc *)src;
+
+	for (;;) {
+		struct qj_ipc_client *c;
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		gid_t groups[QJ_IPC_MAX_GROUPS];
+		socklen_t glen = sizeof(groups);
+		struct epoll_event ev;
+		int fd;
+
+		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN)
+				log_warning("Failed to accept a connection: %m, ignoring");
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			log_warning("SO_PEERCRED failed: %m, dropping the connection");
+			(void)close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			log_error("Out of memory, dropping a connection");
+			(void)close(fd);
+			continue;
+		}
+		c->source.dispatch = client_dispatch;
+		c->server = s;
+		c->fd = fd;
+		c->id = ++s->next_id;
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		c->gid = cred.gid;
+		c->groups[c->n_groups++] = cred.gid;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
+			for (size_t i = 0;
+			     i < glen / sizeof(gid_t) && c->n_groups < QJ_IPC_MAX_GROUPS; i++)
+				c->groups[c->n_groups++] = groups[i];
+		read_comm(c->pid, c->comm, sizeof(c->comm));
+		ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &c->source };
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			log_warning("epoll_ctl failed: %m, dropping the connection");
+			(void)close(fd);
+			free(c);
+			continue;
+		}
+		c->events = EPOLLIN;
+		c->next = s->clients;
+		if (s->clients)
+			s->clients->prev = c;
+		s->clients = c;
+		s->n_clients++;
+		log_debug("Client %" PRIu64 " connected: pid %d uid %d (%s)", c->id, c->pid, c->uid,
+			  c->comm);
+	}
+}
+
+int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, void *userdata,
+	       struct qj_ipc **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev;
+	struct qj_ipc *s;
+	int r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->source.dispatch = listener_dispatch;
+	s->epoll_fd = epoll_fd;
+	s->ops = ops;
+	s->userdata = userdata;
+	s->path = strdup(path);
+	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!s->path || s->fd < 0) {
+		r = s->path ? -errno : -ENOMEM;
+		goto fail;
+	}
+	(void)unlink(path);
+	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(s->fd, SOMAXCONN) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &s->source };
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	if (s->fd >= 0)
+		(void)close(s->fd);
+	free(s->path);
+	free(s);
+	return r;
+}
+
+struct qj_ipc *qj_ipc_free(struct qj_ipc *s)
+{
+	if (!s)
+		return NULL;
+	while (s->clients)
+		qj_ipc_disconnect(s->clients);
+	qj_ipc_reap(s);
+	(void)epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	(void)close(s->fd);
+	(void)unlink(s->path);
+	free(s->path);
+	free(s);
+	return NULL;
+}
+
+size_t qj_ipc_n_clients(const struct qj_ipc *s)
+{
+	return s->n_clients;
+}
+
+struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s)
+{
+	return s->clients;
+}
+
+struct qj_ipc_client *qj_ipc_next(struct qj_ipc_client *c)
+{
+	return c->next;
+}

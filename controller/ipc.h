@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's Unix SOCK_SEQPACKET server: non-blocking, one message per
+ * request, SO_PEERCRED/SO_PEERGROUPS identity taken at accept, a bounded
+ * output queue per client (a client that never reads is disconnected, the
+ * others keep being served).  What a request means is the daemon's business:
+ * ipc.c hands raw messages to ops->on_message.
+ */
+#ifndef QJ_IPC_H
+#define QJ_IPC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Output queue bound per client: messages and bytes. */
+#define QJ_IPC_MAX_QUEUE 256
+#define QJ_IPC_MAX_QUEUE_BYTES (1024 * 1024)
+#define QJ_IPC_MAX_GROUPS 64
+
+/* Anything registered in the daemon's epoll set: data.ptr points at one. */
+struct qj_event_source {
+	void (*dispatch)(struct qj_event_source *s, uint32_t events);
+};
+
+struct qj_ipc;
+
+struct qj_ipc_client {
+	struct qj_event_source source;
+	struct qj_ipc *server;
+	int fd;
+	uint64_t id; /* unique for the daemon's lifetime, never 0 */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[QJ_IPC_MAX_GROUPS]; /* primary first, then supplementary */
+	size_t n_groups;
+	char comm[17];
+	bool hello; /* handshake done */
+	void *userdata; /* the daemon's per-client state */
+
+	/* private to ipc.c */
+	bool paused;
+	bool dead;
+	uint32_t events;
+	struct qj_ipc_out *out;
+	size_t n_out;
+	size_t out_bytes;
+	struct qj_ipc_client *prev, *next;
+};
+
+struct qj_ipc_ops {
+	/* One complete message (at most QJ_PROTO_MAX_MSG + 1 bytes; more means oversize). */
+	void (*on_message)(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
+			   bool truncated);
+	/* The client is gone (EOF, error, or disconnected by us); c is freed afterwards. */
+	void (*on_disconnect)(void *userdata, struct qj_ipc_client *c);
+};
+
+/*
+ * Binds @path (replacing a stale socket), mode 0666 (the policy decides who
+ * may do what), and registers it with @epoll_fd.
+ */
+int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, void *userdata,
+	       struct qj_ipc **ret);
+/* Disconnects everyone, unlinks the socket. */
+struct qj_ipc *qj_ipc_free(struct qj_ipc *s);
+
+/*
+ * Queues @msg for @c (with @pass_fd as SCM_RIGHTS when >= 0; it is dup'ed, the
+ * caller keeps its copy).  Sends at once when possible.  A full queue
+ * disconnects the client: returns -ENOBUFS then.
+ */
+int qj_ipc_send(struct qj_ipc_client *c, const json_t *msg, int pass_fd);
+/* Stops (or resumes) reading requests from @c: a reply is deferred. */
+void qj_ipc_pause(struct qj_ipc_client *c, bool paused);
+/* Disconnects @c after the current dispatch. */
+void qj_ipc_disconnect(struct qj_ipc_client *c);
+/* Frees clients disconnected during the last dispatch; call after each epoll batch. */
+void qj_ipc_reap(struct qj_ipc *s);
+
+size_t qj_ipc_n_clients(const struct qj_ipc *s);
+/* Iteration over live clients. */
+struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s);
+struct qj_ipc_client *qj_ipc_next(struct qj_ipc_client *c);
+
+#endif

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Kill log reader: parses JSON Lines and applies the CLI's filters. */
+#include <string.h>
+
+#include "killlog.h"
+#include "util.h"
+
+static bool str_field_is(json_t *rec, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(rec, key));
+
+	return v && strcmp(v, want) == 0;
+}
+
+bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec)
+{
+	if (!f)
+		return true;
+	if (f->app && !str_field_is(rec, "app", f->app))
+		return false;
+	if (f->action && !str_field_is(rec, "action", f->action))
+		return false;
+	if (f->pid > 0 && json_integer_value(json_object_get(rec, "pid")) != f->pid)
+		return false;
+	if (f->has_cycle && (uint64_t)json_integer_value(json_object_get(rec, "cycle")) != f->cycle)
+		return false;
+	if (f->since_usec > 0) {
+		const char *ts = json_string_value(json_object_get(rec, "ts"));
+		uint64_t t;
+
+		if (!ts || qj_parse_rfc3339(ts, &t) < 0 || t < f->since_usec)
+			return false;
+	}
+	return true;
+}
+
+int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
+		    int (*cb)(json_t *rec, void *userdata), void *userdata)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int count = 0;
+
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		json_t *rec;
+		int r = 0;
+
+		if (line[n - 1] != '\n') {
+			/* A line still being written: leave it for the next read (--follow). */
+			(void)fseeko(f, -(off_t)n, SEEK_CUR);
+			break;
+		}
+		rec = json_loadb(line, (size_t)n, JSON_DISABLE_EOF_CHECK, NULL);
+		if (!rec)
+			continue;
+		if (json_is_object(rec) && qj_killlog_filter_match(flt, rec)) {
+			count++;
+			if (cb)
+				r = cb(rec, userdata);
+		}
+		json_decref(rec);
+		if (r < 0)
+			return r;
+	}
+	return count;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kill log: append-only JSON Lines, one fsync'd record per escalation
+ * action and one summary per quiesce cycle, rotated by size (PATH.1 ..
+ * PATH.N).  The reader parses and filters lines for `qosjailctl log`.
+ */
+#ifndef QJ_KILLLOG_H
+#define QJ_KILLLOG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct qj_killlog;
+
+/* One action against one process.  Strings may be NULL (written as null). */
+struct qj_kill_record {
+	uint64_t ts_usec; /* CLOCK_REALTIME of the action */
+	uint64_t cycle;
+	const char *app;
+	pid_t pid;
+	const char *comm;
+	const char *exe;
+	uid_t uid;
+	const char *cgroup;
+	const char *action; /* "sigxcpu", "sigstop", "sigterm", "sigkill", "freeze" */
+	int rung; /* ladder index */
+	const char *rung_name;
+	const char *reason;
+	uint64_t cpu_ms; /* CPU (+ run-queue wait) used over window_ms */
+	uint64_t window_ms;
+	const char *outcome; /* blocked, exited, killed, continued-by-other, ignored, restored */
+	unsigned strikes;
+};
+
+/* Opens (creating it and its directory) @path for appending. */
+int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct qj_killlog **ret);
+struct qj_killlog *qj_killlog_free(struct qj_killlog *l);
+const char *qj_killlog_path(const struct qj_killlog *l);
+
+int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *r);
+/* Appends @obj (adds "ts" when missing) as one line; rotates first when it would not fit. */
+int qj_killlog_append_json(struct qj_killlog *l, json_t *obj);
+
+/* "2026-12-03T09:05:41.123Z" (UTC, milliseconds) into @buf (at least 32 bytes). */
+int qj_format_rfc3339(uint64_t realtime_usec, char *buf, size_t size);
+/* Parses RFC3339 with optional fraction and Z or +HH:MM offset. */
+int qj_parse_rfc3339(const char *s, uint64_t *ret_usec);
+
+struct qj_killlog_filter {
+	const char *app;
+	pid_t pid; /* 0: any */
+	const char *action;
+	bool has_cycle;
+	uint64_t cycle;
+	uint64_t since_usec; /* 0: any */
+};
+
+bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec);
+/*
+ * Calls @cb for every line of @f that parses and matches @flt (NULL: all);
+ * a negative return from @cb stops the walk and is returned.  Lines that are
+ * not JSON objects are skipped.  Returns the number of matches.
+ */
+int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
+		    int (*cb)(json_t *rec, void *userdata), void *userdata);
+
+#endif

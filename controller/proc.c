@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* /proc/PID readers.  Parsers take text so unit tests can feed fixtures. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "proc.h"
+#include "util.h"
+
+int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret)
+{
+	const char *open = strchr(text, '('), *close = strrchr(text, ')');
+	struct qj_proc_stat st = {};
+	size_t len;
+	int n;
+
+	if (!open || !close || close < open)
+		return -EINVAL;
+	len = (size_t)(close - open - 1);
+	if (len >= sizeof(st.comm))
+		len = sizeof(st.comm) - 1;
+	memcpy(st.comm, open + 1, len);
+	/* After "(comm) ": field 3 state, 4 ppid, ..., 14-17 times, 20 threads, 22 start. */
+	n = sscanf(close + 2,
+		   "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %*d %*d %u %*d %" SCNu64,
+		   &st.state, &st.ppid, &st.utime, &st.stime, &st.cutime, &st.cstime,
+		   &st.num_threads, &st.start_time);
+	if (n != 8)
+		return -EINVAL;
+	*ret = st;
+	return 0;
+}
+
+static int read_proc(pid_t pid, const char *what, char **ret)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	r = qj_read_file(path, ret);
+	return r == -ENOENT ? -ESRCH : r;
+}
+
+int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[96];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", rel);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return qj_proc_stat_parse(s, ret);
+}
+
+int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r = read_proc(pid, "stat", &s);
+
+	return r < 0 ? r : qj_proc_stat_parse(s, ret);
+}
+
+static int hex_field(const char *text, const char *key, uint64_t *ret)
+{
+	const char *p = strstr(text, key);
+
+	if (!p)
+		return -EINVAL;
+	*ret = strtoull(p + strlen(key), NULL, 16);
+	return 0;
+}
+
+int qj_proc_status_parse(const char *text, struct qj_proc_status *ret)
+{
+	struct qj_proc_status s = {};
+	const char *uid = strstr(text, "\nUid:");
+	const char *vol = strstr(text, "\nvoluntary_ctxt_switches:");
+	const char *nonvol = strstr(text, "\nnonvoluntary_ctxt_switches:");
+
+	if (!uid || hex_field(text, "\nSigCgt:", &s.sigcgt) < 0 ||
+	    hex_field(text, "\nSigPnd:", &s.sigpnd) < 0 ||
+	    hex_field(text, "\nShdPnd:", &s.shdpnd) < 0)
+		return -EINVAL;
+	s.uid = (uid_t)strtoul(uid + 5, NULL, 10);
+	if (nonvol)
+		s.nonvoluntary_switches =
+			strtoull(nonvol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10);
+	if (vol)
+		s.voluntary_switches =
+			strtoull(vol + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
+	*ret = s;
+	return 0;
+}
+
+int qj_proc_status_read(pid_t pid, struct qj_proc_status *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r = read_proc(pid, "status", &s);
+
+	return r < 0 ? r : qj_proc_status_parse(s, ret);
+}
+
+int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns,
+			    uint64_t *ret_slices)
+{
+	uint64_t cpu, wait, slices;
+
+	if (sscanf(text, "%" SCNu64 " %" SCNu64 " %" SCNu64, &cpu, &wait, &slices) != 3)
+		return -EINVAL;
+	*ret_cpu_ns = cpu;
+	*ret_wait_ns = wait;
+	*ret_slices = slices;
+	return 0;
+}
+
+int qj_proc_exe(pid_t pid, char **ret)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		if (errno == ENOENT) {
+			/* Kernel threads have no exe; a gone process has no directory. */
+			snprintf(path, sizeof(path), "/proc/%d", pid);
+			if (access(path, F_OK) < 0)
+				return -ESRCH;
+			n = 0;
+		} else {
+			return negative_errno();
+		}
+	}
+	buf[n] = 0;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int qj_proc_cmdline(pid_t pid, char **ret)
+{
+	char path[64];
+	_cleanup_close_ int fd = -EBADF;
+	char buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return negative_errno();
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	buf[n] = 0;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int qj_proc_timerslack_get(pid_t tid, uint64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	*ret = strtoull(s, NULL, 10);
+	return 0;
+}
+
+int qj_proc_timerslack_set(pid_t tid, uint64_t ns)
+{
+	char path[64], buf[32];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	snprintf(buf, sizeof(buf), "%" PRIu64, ns);
+	r = qj_write_file(path, buf);
+	return r == -ENOENT ? -ESRCH : r;
+}
+
+int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *v = NULL;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		pid_t *nv;
+
+		if (tid <= 0)
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n++] = tid;
+	}
+	closedir(d);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}

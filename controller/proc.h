@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* /proc/PID readers: stat, status, schedstat, exe, cmdline, timerslack_ns. */
+#ifndef QJ_PROC_H
+#define QJ_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct qj_proc_stat {
+	char comm[64];
+	char state; /* 'R', 'S', 'D', 'T', 't', 'Z', 'X', ... */
+	pid_t ppid;
+	uint64_t utime, stime, cutime, cstime; /* clock ticks */
+	unsigned num_threads;
+	uint64_t start_time; /* field 22: clock ticks after boot; with the pid, the identity */
+};
+
+/* Parses the text of /proc/PID/stat (comm may contain spaces and parentheses). */
+int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret);
+int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret);
+/* Reads /proc/@rel/stat, e.g. "PID/task/TID". */
+int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret);
+struct qj_proc_status {
+	uid_t uid; /* real */
+	uint64_t sigcgt; /* caught signals: bit (sig - 1) */
+	uint64_t sigpnd; /* pending for the thread */
+	uint64_t shdpnd; /* pending for the process (a SIGSTOP not acted on yet sits here) */
+	uint64_t voluntary_switches; /* times it blocked by itself */
+	uint64_t nonvoluntary_switches; /* times it was preempted */
+};
+
+/* Parses /proc/PID/status (or /proc/PID/task/TID/status) text. */
+int qj_proc_status_parse(const char *text, struct qj_proc_status *ret);
+int qj_proc_status_read(pid_t pid, struct qj_proc_status *ret);
+/* schedstat: on-CPU ns, run-queue wait ns, times it was given a CPU. */
+int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *ret_wait_ns,
+			    uint64_t *ret_slices);
+/* readlink /proc/PID/exe (allocated); "" for kernel threads. */
+int qj_proc_exe(pid_t pid, char **ret);
+/* /proc/PID/cmdline with NULs as spaces (allocated). */
+int qj_proc_cmdline(pid_t pid, char **ret);
+/* /proc/PID/task/TID/timerslack_ns. */
+int qj_proc_timerslack_get(pid_t tid, uint64_t *ret);
+int qj_proc_timerslack_set(pid_t tid, uint64_t ns);
+/* Thread ids of @pid (allocated). */
+int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
+
+#endif

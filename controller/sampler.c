@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "util.h"
+
+bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold)
+{
+	if (window_usec == 0)
+		return false;
+	return (double)demand_ns > threshold * (double)window_usec * (double)NSEC_PER_USEC;
+}
+
+static uint64_t sub(uint64_t b, uint64_t a)
+{
+	return b > a ? b - a : 0;
+}
+
+uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b)
+{
+	uint64_t d = sub(b->cpu_ns, a->cpu_ns) + sub(b->children_ns, a->children_ns);
+
+	/* Waiting counts only for a task that ran and never blocked by itself. */
+	if (b->voluntary == a->voluntary && b->slices > a->slices)
+		d += sub(b->wait_ns, a->wait_ns);
+	return d;
+}
+
+enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct qj_demand *b,
+					 uint64_t window_usec, double threshold, bool use_history)
+{
+	/* run_delay is only brought up to date when the task runs: look at the state. */
+	bool starved = b->runnable && b->slices == a->slices && b->children_ns == a->children_ns;
+
+	if (starved) {
+		if (!use_history)
+			return QJ_TASK_UNKNOWN;
+		/*
+		 * Before any action a stopped task resumes at the next resume
+		 * anyway: better a sleeper that waited all window stopped than
+		 * a spinner left running.
+		 */
+		if (b->runnable_spinner || (a->runnable && b->voluntary == a->voluntary))
+			return QJ_TASK_BUSY;
+		return QJ_TASK_IDLE;
+	}
+	/*
+	 * Runnable when the window opened and when it closed, and never blocked
+	 * in between: it wanted the CPU all along, whatever share contention
+	 * left it (1000 spinners on 2 CPUs get 0.2% each).
+	 */
+	if (a->runnable && b->runnable && b->voluntary == a->voluntary)
+		return QJ_TASK_BUSY;
+	return qj_sample_is_busy(qj_demand_delta_ns(a, b), window_usec, threshold) ? QJ_TASK_BUSY :
+										     QJ_TASK_IDLE;
+}
+
+int qj_sample_open(struct qj_sample *s, pid_t pid)
+{
+	char path[64];
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->status_fd = -EBADF;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	s->status_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->status_fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	return 0;
+}
+
+void qj_sample_close(struct qj_sample *s)
+{
+	if (s->fd >= 0)
+		(void)close(s->fd);
+	if (s->status_fd >= 0)
+		(void)close(s->status_fd);
+	s->fd = s->status_fd = -EBADF;
+}
+
+static int pread_text(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	if (n == 0)
+		return -ESRCH;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Adds one thread's counters from its kept or opened fds. */
+static int add_thread(int sched_fd, int status_fd, char state, struct qj_demand *d)
+{
+	char buf[2048];
+	struct qj_proc_status st;
+	uint64_t cpu, wait, slices;
+	int r;
+
+	r = pread_text(sched_fd, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	r = qj_proc_schedstat_parse(buf, &cpu, &wait, &slices);
+	if (r < 0)
+		return r;
+	r = pread_text(status_fd, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	r = qj_proc_status_parse(buf, &st);
+	if (r < 0)
+		return r;
+	d->cpu_ns += cpu;
+	d->wait_ns += wait;
+	d->voluntary += st.voluntary_switches;
+	d->slices += slices;
+	d->nonvoluntary += st.nonvoluntary_switches;
+	if (state == 'R') {
+		d->runnable = true;
+		/* Never ran since it was forked (0/0) counts too: it never blocked. */
+		if (st.nonvoluntary_switches >= st.voluntary_switches)
+			d->runnable_spinner = true;
+	}
+	return 0;
+}
+
+static int add_threads(pid_t pid, struct qj_demand *d)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	int r;
+
+	r = qj_proc_tids(pid, &tids, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		char path[80];
+		_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
+		struct qj_proc_stat tst;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tids[i]);
+		sfd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tids[i]);
+		tfd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "%d/task/%d", pid, tids[i]);
+		if (sfd >= 0 && tfd >= 0 && qj_proc_stat_read_path(path, &tst) == 0)
+			(void)add_thread(sfd, tfd, tst.state, d); /* exited meanwhile: adds 0 */
+	}
+	free(tids);
+	return 0;
+}
+
+int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret)
+{
+	static long hz;
+	struct qj_demand d = {};
+	int r;
+
+	if (!hz) {
+		hz = sysconf(_SC_CLK_TCK);
+		if (hz <= 0)
+			hz = 100;
+	}
+	/* Threads that exited earlier drop out of the sums: a few ticks of error. */
+	if (st->num_threads > 1)
+		r = add_threads(s->pid, &d);
+	else
+		r = add_thread(s->fd, s->status_fd, st->state, &d);
+	if (r < 0)
+		return r;
+	d.children_ns = (st->cutime + st->cstime) * (1000000000ULL / (uint64_t)hz);
+	*ret = d;
+	return 0;
+}
+
+int qj_sample_restart(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec)
+{
+	struct qj_demand d;
+	int r = qj_sample_read(s, st, &d);
+
+	if (r < 0)
+		return r;
+	s->have_base = true;
+	s->t0_usec = now_usec;
+	s->base = d;
+	return 0;
+}
+
+int qj_sample_observe(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec,
+		      uint64_t window_usec, double threshold, bool use_history,
+		      enum qj_task_activity *ret)
+{
+	struct qj_demand d;
+	int r;
+
+	if (!s->have_base)
+		return qj_sample_restart(s, st, now_usec);
+	if (now_usec < s->t0_usec + window_usec)
+		return 0;
+	r = qj_sample_read(s, st, &d);
+	if (r < 0)
+		return r;
+	s->last_ns = qj_demand_delta_ns(&s->base, &d);
+	s->last_window_usec = now_usec - s->t0_usec;
+	*ret = qj_demand_classify(&s->base, &d, s->last_window_usec, threshold, use_history);
+	s->t0_usec = now_usec;
+	s->base = d;
+	return 1;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Busy detection.  A process "wants the CPU" for the time it ran, plus the CPU
+ * of children it reaped (a forker is as busy as its children), plus the time
+ * it waited on a run queue when it never blocked by itself during the window
+ * (a spinner starved by the jail's idle class must not look idle; a sleeper
+ * that woke every 10 ms and waited behind spinners is not busy).  Sources:
+ * /proc/PID/schedstat and the voluntary switch count of /proc/PID/status, per
+ * thread.  Counters move in ticks (4 ms): windows must be far longer.
+ */
+#ifndef QJ_SAMPLER_H
+#define QJ_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ladder.h"
+#include "proc.h"
+
+/* Cumulative counters of one process. */
+struct qj_demand {
+	uint64_t cpu_ns; /* on a CPU, all threads */
+	uint64_t wait_ns; /* runnable but waiting, all threads */
+	uint64_t children_ns; /* reaped children's CPU */
+	uint64_t voluntary; /* voluntary context switches, all threads */
+	uint64_t slices; /* times a thread was given a CPU */
+	uint64_t nonvoluntary; /* preemptions, all threads */
+	bool runnable; /* a thread is in state R now */
+	bool runnable_spinner; /* a runnable thread was preempted at least as often as it blocked */
+};
+
+struct qj_sample {
+	pid_t pid;
+	int fd; /* kept /proc/PID/schedstat: one pread per window for single-threaded tasks */
+	int status_fd; /* kept /proc/PID/status */
+	bool have_base;
+	uint64_t t0_usec;
+	struct qj_demand base;
+	uint64_t last_ns; /* demand counted in the last completed window */
+	uint64_t last_window_usec;
+};
+
+int qj_sample_open(struct qj_sample *s, pid_t pid);
+void qj_sample_close(struct qj_sample *s);
+int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret);
+/* Starts a new window at @now. */
+int qj_sample_restart(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec);
+/*
+ * When a window of at least @window_usec has passed since the last restart:
+ * classifies (BUSY, IDLE, or UNKNOWN for a starved window), starts the next
+ * window and returns 1.  @use_history: judge a starved window by the task's
+ * history.  Returns 0 while the window runs (*ret untouched), negative errno
+ * (-ESRCH: gone).
+ */
+int qj_sample_observe(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec,
+		      uint64_t window_usec, double threshold, bool use_history,
+		      enum qj_task_activity *ret);
+/* Pure: the verdict for the window from @a to @b. */
+enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct qj_demand *b,
+					 uint64_t window_usec, double threshold, bool use_history);
+/* Pure: the demand between two readings (see the header comment). */
+uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b);
+/* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
+bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
+
+#endif

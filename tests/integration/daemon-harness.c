@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-harness.h"
+#include "itest.h"
+#include "util.h"
+#include "qosjail.h"
+
+bool harness_debug = true;
+
+void msleep(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void put_expanded(struct harness *h, FILE *f, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (strncmp(p, "@DIR@", 5) == 0) {
+			fputs(h->dir, f);
+			p += 4;
+		} else if (strncmp(p, "@CG@", 4) == 0) {
+			fputs(h->it->cg_path, f);
+			p += 3;
+		} else if (strncmp(p, "@CPU@", 5) == 0) {
+			fputs(h->it->cpu_path, f);
+			p += 4;
+		} else {
+			fputc(*p, f);
+		}
+	}
+}
+
+int harness_write_policy(struct harness *h, const char *file, const char *text)
+{
+	FILE *f = fopen(file, "we");
+
+	if (!f)
+		return -errno;
+	put_expanded(h, f, text);
+	if (!strstr(text, "\njail:"))
+		put_expanded(h, f, "jail:\n  cgroup: @CG@\n  cpu_cgroup: @CPU@\n");
+	if (!strstr(text, "\nlog:"))
+		put_expanded(h, f, "log:\n  path: @DIR@/kill.log\n");
+	return fclose(f) == 0 ? 0 : -errno;
+}
+
+int harness_start(struct harness *h, const char *policy_text)
+{
+	const char *build = getenv("QJ_BUILD_DIR");
+	char exe[512];
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->it = itest_new(USEC_PER_SEC);
+	if (!h->it)
+		return -EOPNOTSUPP;
+	snprintf(h->dir, sizeof(h->dir), "/tmp/qjtest-XXXXXX");
+	if (!mkdtemp(h->dir))
+		return -errno;
+	(void)chmod(h->dir, 0755); /* other uids connect in the access tests */
+	snprintf(h->socket, sizeof(h->socket), "%s/qosjail.sock", h->dir);
+	snprintf(h->policy, sizeof(h->policy), "%s/policy.yaml", h->dir);
+	snprintf(h->log, sizeof(h->log), "%s/daemon.log", h->dir);
+	r = harness_write_policy(h, h->policy, policy_text);
+	if (r < 0)
+		return r;
+	snprintf(exe, sizeof(exe), "%s/controller/qosjaild", build ? build : ".");
+	h->pid = fork();
+	if (h->pid < 0)
+		return -errno;
+	if (h->pid == 0) {
+		char state[320];
+		int fd = open(h->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		/* Never outlive the test, even when ctest kills it. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+		snprintf(state, sizeof(state), "%s/state", h->dir);
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		if (harness_debug)
+			execl(exe, "qosjaild", "-d", "--policy", h->policy, "--socket", h->socket,
+			      "--state-dir", state, (char *)NULL);
+		else
+			execl(exe, "qosjaild", "--policy", h->policy, "--socket", h->socket,
+			      "--state-dir", state, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		struct qj_conn *c = NULL;
+		int status;
+
+		if (qj_open(h->socket, &c) == 0) {
+			qj_close(c);
+			return 0;
+		}
+		if (waitpid(h->pid, &status, WNOHANG) == h->pid) {
+			h->pid = 0;
+			harness_dump_log(h);
+			return -ECHILD;
+		}
+		msleep(10);
+	}
+	return -ETIMEDOUT;
+}
+
+int harness_stop(struct harness *h)
+{
+	int status;
+
+	if (h->pid <= 0)
+		return -1;
+	(void)kill(h->pid, SIGTERM);
+	if (waitpid(h->pid, &status, 0) != h->pid)
+		return -1;
+	h->pid = 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void harness_cleanup(struct harness *h)
+{
+	char cmd[400];
+
+	if (h->pid > 0)
+		(void)harness_stop(h);
+	if (strncmp(h->dir, "/tmp/qjtest-", 12) == 0) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);
+		(void)!system(cmd);
+	}
+	itest_free(h->it); /* kills what is left in the jail subtree and removes it */
+	h->it = NULL;
+}
+
+void harness_dump_log(struct harness *h)
+{
+	char buf[4096];
+	FILE *f = fopen(h->log, "re");
+	size_t n;
+
+	if (!f)
+		return;
+	fprintf(stderr, "---- qosjaild log ----\n");
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fprintf(stderr, "----------------------\n");
+	fclose(f);
+}
+
+json_t *harness_status(struct harness *h)
+{
+	struct qj_conn *c = NULL;
+	char *text = NULL;
+	json_t *j = NULL;
+
+	if (qj_open(h->socket, &c) < 0)
+		return NULL;
+	if (qj_status(c, &text) == 0)
+		j = json_loads(text, 0, NULL);
+	free(text);
+	qj_close(c);
+	return j;
+}
+
+long long harness_wait_int(struct harness *h, const char *key, long long min, int timeout_ms)
+{
+	long long v = -1;
+
+	for (int waited = 0;; waited += 10) {
+		json_t *j = harness_status(h);
+
+		v = j ? (long long)json_integer_value(json_object_get(j, key)) : -1;
+		json_decref(j);
+		if (v >= min || waited >= timeout_ms)
+			return v;
+		msleep(10);
+	}
+}
+
+bool harness_wait_state(struct harness *h, const char *state, int timeout_ms)
+{
+	for (int waited = 0;; waited += 10) {
+		json_t *j = harness_status(h);
+		bool ok = j && strcmp(json_string_value(json_object_get(j, "state")), state) == 0;
+
+		json_decref(j);
+		if (ok)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		msleep(10);
+	}
+}
+
+int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+char *raw_call(int fd, const char *text, size_t len)
+{
+	char *buf = malloc(70000);
+	ssize_t n;
+
+	if (!buf)
+		return NULL;
+	if (send(fd, text, len, MSG_NOSIGNAL) < 0) {
+		free(buf);
+		return NULL;
+	}
+	n = recv(fd, buf, 69999, 0);
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Starts a real qosjaild on a temporary socket with a temporary policy, for
+ * the integration tests.  "@DIR@" in the policy text becomes the temporary
+ * directory, "@CG@"/"@CPU@" the test's jail subtree
+ * (/sys/fs/cgroup/unified/qosjail-test-PID and its v1 cpu twin, from
+ * tests/support/itest.c, removed by harness_cleanup()).  A policy without a
+ * jail: or log: section gets one pointing there.  Only the daemon this
+ * harness started is ever signalled.
+ */
+#ifndef QJ_DAEMON_HARNESS_H
+#define QJ_DAEMON_HARNESS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct itest;
+
+struct harness {
+	struct itest *it; /* the jail subtree */
+	char dir[256];
+	char socket[320];
+	char policy[320];
+	char log[320];
+	pid_t pid;
+};
+
+/* Daemon started with -d (debug log into h->log); benchmarks turn it off. Default true. */
+extern bool harness_debug;
+
+/* Creates the directory and policy, starts the daemon, waits until it answers. */
+int harness_start(struct harness *h, const char *policy_text);
+/* Rewrites the policy file (for reload tests). */
+int harness_write_policy(struct harness *h, const char *file, const char *policy_text);
+/* SIGTERM, wait; returns the daemon's exit status (or -1). */
+int harness_stop(struct harness *h);
+/* Removes the temporary directory. */
+void harness_cleanup(struct harness *h);
+
+/* The daemon's status object (caller json_decref()s), NULL on failure. */
+json_t *harness_status(struct harness *h);
+/* Polls status until json_integer(@key) >= @min or @timeout_ms passes; returns the value. */
+long long harness_wait_int(struct harness *h, const char *key, long long min, int timeout_ms);
+/* Polls status until state == @state; true when reached. */
+bool harness_wait_state(struct harness *h, const char *state, int timeout_ms);
+/* Prints the daemon's log to stderr (on failure). */
+void harness_dump_log(struct harness *h);
+
+/* Raw SOCK_SEQPACKET client speaking JSON (no hello unless sent). */
+int raw_connect(const char *path);
+/* Sends @text, receives one reply into a malloc()ed string. */
+char *raw_call(int fd, const char *text, size_t len);
+
+void msleep(unsigned ms);
+
+#endif

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosjaild with its jail engine, on a test jail subtree: spawning into an
+ * app's group (library and `qosjailctl run`), a hold aborting a quiesce that
+ * already stopped a busy task (it must be continued), and jailed peers whose
+ * hold requests wait for resume instead of keeping the system awake.
+ *
+ * Apps match nonexistent executables: tests place and spawn into them by
+ * name, and the daemon must not jail other programs running on the machine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon-harness.h"
+#include "itest.h"
+#include "qosjail.h"
+
+static const char policy_jail[] = "version: 1\n"
+				  "suspend:\n"
+				  "  backend: dry-run\n"
+				  "  idle_delay: 1h\n"
+				  "  dry_run_length: 1500ms\n"
+				  "jail:\n"
+				  "  cgroup: @CG@\n"
+				  "  cpu_cgroup: @CPU@\n"
+				  "  busy_threshold: 20%\n"
+				  "  sample_window: 300ms\n"
+				  "escalation:\n"
+				  "  ladder:\n"
+				  "    - { action: SIGSTOP, grace: 1h }\n"
+				  "apps:\n"
+				  "  - name: busy\n"
+				  "    match: { exe: \"/nonexistent/busy\" }\n"
+				  "  - name: peer\n"
+				  "    match: { exe: \"/nonexistent/peer\" }\n"
+				  "    holds: { max: 2 }\n";
+
+static int setup(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	const char *why;
+
+	if (!itest_available(&why)) {
+		free(h);
+		if (itest_ci())
+			return -1;
+		return 0;
+	}
+	if (!h || harness_start(h, policy_jail) < 0) {
+		if (h)
+			harness_dump_log(h);
+		free(h);
+		return -1;
+	}
+	*state = h;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct harness *h = *state;
+	int status;
+
+	if (!h)
+		return 0;
+	status = harness_stop(h);
+	if (status != 0)
+		harness_dump_log(h);
+	harness_cleanup(h);
+	free(h);
+	return status == 0 ? 0 : -1;
+}
+
+#define REQUIRE_HARNESS(h)                                              \
+	do {                                                            \
+		if (!(h)) {                                             \
+			print_message("skipped: no root or cgroup2\n"); \
+			skip();                                         \
+		}                                                       \
+	} while (0)
+
+static bool cgroup_of(pid_t pid, const char *want)
+{
+	char path[64], buf[1024] = "";
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strstr(buf, want) != NULL;
+}
+
+static void app_path(const char *app, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/tests/apps/qj-%s", getenv("QJ_BUILD_DIR"), app);
+}
+
+static void test_spawn_into_app_group(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char exe[512], want[300];
+	char *argv[] = { exe, NULL };
+	char *missing[] = { "/nonexistent/program", NULL };
+	pid_t pid;
+	int pidfd = -1, status;
+
+	REQUIRE_HARNESS(h);
+	app_path("sleeper", exe, sizeof(exe));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "busy", argv, &pid, &pidfd), 0);
+	assert_true(pidfd >= 0);
+	/* In the app's group from its first instruction. */
+	snprintf(want, sizeof(want), "%s/busy", strstr(h->it->cg_path, "/qosjail-test-"));
+	assert_true(cgroup_of(pid, want));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(pidfd);
+
+	assert_int_equal(qj_spawn(c, "nosuchapp", argv, &pid, NULL), -ENOENT);
+	assert_non_null(strstr(qj_last_error(c), "no app 'nosuchapp'"));
+	assert_int_equal(qj_spawn(c, "busy", missing, &pid, NULL), -ENOENT);
+	assert_non_null(strstr(qj_last_error(c), "cannot execute"));
+	qj_close(c);
+}
+
+static void test_ctl_run_and_hold_exit_status(void **state)
+{
+	struct harness *h = *state;
+	char cmd[2048], want[300];
+	int status;
+
+	REQUIRE_HARNESS(h);
+	snprintf(want, sizeof(want), "%s/busy", strstr(h->it->cg_path, "/qosjail-test-"));
+	snprintf(cmd, sizeof(cmd),
+		 "%s/controller/qosjailctl --socket %s run --app busy -- sh -c "
+		 "'grep -q %s /proc/self/cgroup && exit 7; exit 1'",
+		 getenv("QJ_BUILD_DIR"), h->socket, want);
+	status = system(cmd);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 7);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/controller/qosjailctl --socket %s run --app busy -- sh -c 'kill -TERM $$'",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+
+	/* hold: the hold is visible while CMD runs, CMD's status comes back. */
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s/controller/qosjailctl --socket %2$s hold --name build --why 'make -j2' -- "
+		 "sh -c '%1$s/controller/qosjailctl --socket %2$s status --json | "
+		 "grep -q \"\\\"name\\\":\\\"build\\\"\" && exit 5; exit 1'",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 5);
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s hold --name x -- true",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	status = system(cmd);
+	assert_int_equal(WEXITSTATUS(status), 2); /* usage: --why missing */
+}
+
+static void test_hold_aborts_quiesce_continues_stopped(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL, *holder = NULL;
+	char exe[512], line[64] = "";
+	char *argv[] = { exe, NULL };
+	pid_t pid;
+	json_t *j;
+	char st;
+
+	REQUIRE_HARNESS(h);
+	app_path("busy", exe, sizeof(exe));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
+	assert_int_equal(qj_suspend(c), 0);
+	/* The busy task does not block: the SIGSTOP rung stops it (grace 1h: no further). */
+	for (int i = 0; i < 1000 && itest_state(pid) != 'T'; i++)
+		msleep(10);
+	if (itest_state(pid) != 'T') {
+		harness_dump_log(h);
+		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
+	}
+	assert_true(harness_wait_state(h, "quiescing", 0));
+
+	/* A hold now aborts the cycle: everything stopped is continued. */
+	assert_int_equal(qj_open(h->socket, &holder), 0);
+	assert_int_equal(qj_hold(holder, "user", "key press", 0, 0), 0);
+	assert_true(harness_wait_state(h, "awake", 2000));
+	for (int i = 0; i < 200 && (st = itest_state(pid)) == 'T'; i++)
+		msleep(10);
+	assert_true(st == 'R' || st == 'S');
+	j = harness_status(h);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(j, "last"), "result")),
+		"aborted");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "jail"), "stopped")),
+			 0);
+	json_decref(j);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	(void)line;
+	qj_close(holder);
+	qj_close(c);
+}
+
+/* A forked child, placed into app "peer", asks for holds when told to. */
+static void peer_main(const char *socket, int go_fd, int report_fd)
+{
+	struct qj_conn *c = NULL;
+	char cmd;
+	int r;
+
+	if (qj_open(socket, &c) < 0)
+		_exit(1);
+	for (;;) {
+		if (read(go_fd, &cmd, 1) != 1)
+			_exit(0);
+		r = qj_hold(c, "peer", "jailed wants to stay up", 0,
+			    cmd == 'n' ? QJ_HOLD_NONBLOCK : 0);
+		if (write(report_fd, &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+}
+
+static void test_jailed_peer_hold_waits_for_resume(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	int go[2], report[2], r = 1;
+	pid_t pid;
+	json_t *j;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(report, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(report[0]);
+		peer_main(h->socket, go[0], report[1]);
+	}
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_place(c, "peer", pid), 0);
+
+	/* Suspending (dry-run, 1.5 s): the jailed peer's nonblocking hold gets EAGAIN... */
+	assert_int_equal(qj_suspend(c), 0);
+	assert_true(harness_wait_state(h, "suspending", 5000));
+	assert_int_equal(write(go[1], "n", 1), 1);
+	assert_int_equal(read(report[0], &r, sizeof(r)), sizeof(r));
+	assert_int_equal(r, -EAGAIN);
+	/* ...and its blocking hold waits: it does not keep the system awake. */
+	assert_int_equal(write(go[1], "b", 1), 1);
+	msleep(200);
+	j = harness_status(h);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "suspending");
+	assert_int_equal(json_integer_value(json_object_get(j, "holds_total")), 0);
+	json_decref(j);
+	/* After resume the deferred request is answered and granted. */
+	assert_int_equal(read(report[0], &r, sizeof(r)), sizeof(r));
+	assert_int_equal(r, 0);
+	j = harness_status(h);
+	assert_int_equal(json_integer_value(json_object_get(j, "suspends")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "holds_total")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "holds"), 0), "app")),
+			    "peer");
+	json_decref(j);
+	close(go[1]);
+	waitpid(pid, NULL, 0);
+	close(go[0]);
+	close(report[0]);
+	close(report[1]);
+	qj_close(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

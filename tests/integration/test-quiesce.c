@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A full quiesce of real misbehaving processes in a real jail: every app gets
+ * exactly the rungs its behaviour earns, the sleeper and a trusted busy task
+ * outside the jail get nothing, every action is in the kill log, nothing
+ * jailed runs at the end, and restore undoes it all.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cgroup.h"
+#include "itest.h"
+#include "proc.h"
+#include "test-policy.h"
+#include "util.h"
+
+#define GRACE (400 * USEC_PER_MSEC)
+
+static int setup(void **state)
+{
+	*state = itest_new(GRACE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	itest_free(*state);
+	return 0;
+}
+
+static bool pending(pid_t pid, int sig)
+{
+	struct qj_proc_status ps;
+
+	return qj_proc_status_read(pid, &ps) == 0 &&
+	       ((ps.shdpnd | ps.sigpnd) & (1ULL << (sig - 1)));
+}
+
+/* A starved task may not have acted on its SIGSTOP yet; it runs nothing of its own. */
+static bool stopped_or_stopping(pid_t pid)
+{
+	return itest_state(pid) == 'T' || pending(pid, SIGSTOP);
+}
+
+static bool dead_or_dying(pid_t pid)
+{
+	char s = itest_state(pid);
+
+	return s == 0 || s == 'Z' || pending(pid, SIGKILL);
+}
+
+static void assert_log(struct itest *t, pid_t pid, const char *want)
+{
+	char got[512];
+
+	assert_true(itest_log_of(t, pid, got, sizeof(got)) >= 0);
+	print_message("pid %d: %s\n", pid, got);
+	assert_string_equal(got, want);
+}
+
+static void test_quiesce_full_ladder(void **state)
+{
+	struct itest *t = *state;
+	pid_t busy, polite, stubborn, resur, forker, spinner, sleeper, trusted, resur_child;
+	char line[64];
+	pid_t *jailed = NULL;
+	size_t n_jailed = 0;
+	uint64_t slack;
+	struct qj_engine_counts c;
+
+	ITEST_REQUIRE(t);
+	/*
+	 * The ladder's outcome must not depend on the machine's other load: at
+	 * the idle class a loaded machine starves the jail for seconds.  The
+	 * QOS_NONE switch has its own test below.
+	 */
+	t->p->cpu_idle = false;
+	qj_test_policy_add_app(t->p, "busy");
+	qj_test_policy_add_app(t->p, "polite");
+	qj_test_policy_add_app(t->p, "stubborn")->start_rung = 2; /* sigterm */
+	qj_test_policy_add_app(t->p, "resurrector");
+	qj_test_policy_add_app(t->p, "forker");
+	qj_test_policy_add_app(t->p, "spinner");
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+
+	busy = itest_spawn(t, "qj-busy", "busy", NULL, 0);
+	polite = itest_spawn(t, "qj-polite", "polite", NULL, 0);
+	stubborn = itest_spawn(t, "qj-stubborn", "stubborn", NULL, 0);
+	resur = itest_spawn(t, "qj-resurrector", "resurrector", line, sizeof(line));
+	resur_child = (pid_t)atoi(line + 6);
+	forker = itest_spawn(t, "qj-forker", "forker", NULL, 0);
+	spinner = itest_spawn(t, "qj-spinner", "spinner", NULL, 0);
+	sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
+	trusted = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+	assert_true(busy > 0 && polite > 0 && stubborn > 0 && resur > 0 && resur_child > 0 &&
+		    forker > 0 && spinner > 0 && sleeper > 0 && trusted > 0);
+
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
+	assert_int_equal(qj_proc_timerslack_get(busy, &slack), 0);
+	assert_true(slack == t->p->timer_slack_nsec);
+	assert_int_equal(qj_proc_timerslack_get(trusted, &slack), 0);
+	assert_true(slack != t->p->timer_slack_nsec);
+
+	assert_int_equal(itest_steps(t, 30 * USEC_PER_SEC), 1);
+
+	/* Nothing jailed runs. */
+	assert_int_equal(qj_engine_counts(t->e, &c), 0);
+	assert_int_equal(c.busy, 0);
+	assert_true(c.stopped >= 2);
+	{
+		struct qj_cgroup *cg;
+
+		assert_int_equal(qj_cgroup_new(t->cg_path, t->cpu_path, &cg), 0);
+		assert_int_equal(qj_cgroup_app_pids(cg, NULL, &jailed, &n_jailed), 0);
+		qj_cgroup_free(cg);
+	}
+	for (size_t i = 0; i < n_jailed; i++) {
+		char s = itest_state(jailed[i]);
+
+		struct qj_proc_status ps;
+
+		print_message("jailed %d state %c\n", jailed[i], s ? s : '-');
+		/* Runnable only to act on a SIGSTOP or SIGKILL: no code of its own. */
+		if (s == 'R' && (pending(jailed[i], SIGSTOP) || pending(jailed[i], SIGKILL)))
+			continue;
+		(void)ps;
+		assert_true(s != 'R');
+	}
+	free(jailed);
+	assert_true(stopped_or_stopping(busy));
+	assert_true(stopped_or_stopping(spinner));
+	assert_int_equal(itest_state(polite), 'S');
+	assert_int_equal(itest_state(sleeper), 'S');
+	assert_true(dead_or_dying(stubborn));
+	assert_true(dead_or_dying(resur));
+	assert_true(itest_state(trusted) == 'R' || itest_state(trusted) == 'S');
+
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+
+	/* Restore: stopped tasks run, CPU class and timer slack are back. */
+	assert_true(itest_state(busy) != 'T');
+	assert_true(itest_state(spinner) != 'T');
+	assert_true(itest_state(forker) != 'T');
+	assert_int_equal(qj_proc_timerslack_get(busy, &slack), 0);
+	assert_true(slack == 50000);
+
+	/* Exactly the rungs each behaviour earns, from the kill log. */
+	assert_log(t, busy, "sigstop:blocked");
+	assert_log(t, polite, "sigxcpu:blocked");
+	assert_log(t, stubborn, "sigterm:ignored,sigkill:killed");
+	/*
+	 * Its partner continues it within 10 ms: seen either before the stop was
+	 * confirmed or after; either way SIGTERM follows for that reason.
+	 */
+	{
+		char got[256];
+
+		assert_true(itest_log_of(t, resur, got, sizeof(got)) >= 0);
+		print_message("pid %d: %s\n", resur, got);
+		assert_true(strcmp(got, "sigstop:continued-by-other,sigterm:killed") == 0 ||
+			    strcmp(got, "sigstop:blocked,sigterm:killed") == 0);
+		assert_int_equal(itest_log_count_reason(t, resur, "continued-by-other"), 1);
+	}
+	/* The forker, or the child it waits for, is stopped; nothing harder. */
+	assert_true(itest_log_count_app(t, "forker", "sigstop") >= 1);
+	assert_int_equal(itest_log_count_app(t, "forker", NULL),
+			 itest_log_count_app(t, "forker", "sigstop"));
+	assert_log(t, spinner, "sigstop:blocked");
+	assert_log(t, sleeper, "");
+	assert_log(t, resur_child, "");
+	assert_log(t, trusted, "");
+	assert_int_equal(itest_log_count(t, "summary"), 1);
+	/* Every action is logged: the summary's count equals the records'. */
+	{
+		FILE *f = fopen(t->log_path, "re");
+		char *buf = NULL;
+		size_t cap = 0;
+		json_t *last = NULL;
+
+		assert_non_null(f);
+		while (getline(&buf, &cap, f) > 0) {
+			json_decref(last);
+			last = json_loads(buf, 0, NULL);
+		}
+		fclose(f);
+		free(buf);
+		assert_non_null(last);
+		assert_string_equal(json_string_value(json_object_get(last, "action")), "summary");
+		assert_string_equal(json_string_value(json_object_get(last, "outcome")),
+				    "quiesced");
+		assert_int_equal(json_integer_value(json_object_get(last, "actions")),
+				 itest_log_count(t, NULL));
+		json_decref(last);
+	}
+}
+
+/* QOS_NONE: idle CPU class and timer slack while quiescing, restored exactly. */
+static void test_quiesce_qos_none(void **state)
+{
+	struct itest *t = *state;
+	pid_t sleeper, busy;
+	uint64_t slack;
+
+	ITEST_REQUIRE(t);
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+	sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
+	busy = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+	assert_true(sleeper > 0 && busy > 0);
+	assert_int_equal(qj_proc_timerslack_set(sleeper, 123456), 0);
+	assert_int_equal(itest_read_ll(t->cpu_path, "cpu.idle"), 0);
+
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 7, now_usec(CLOCK_MONOTONIC)), 0);
+	assert_int_equal(itest_read_ll(t->cpu_path, "cpu.idle"), 1);
+	assert_int_equal(qj_proc_timerslack_get(sleeper, &slack), 0);
+	assert_true(slack == t->p->timer_slack_nsec);
+	assert_int_equal(qj_proc_timerslack_get(busy, &slack), 0);
+	assert_true(slack == 50000); /* not jailed: untouched */
+	assert_int_equal(itest_steps(t, 30 * USEC_PER_SEC), 1);
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+
+	assert_int_equal(itest_read_ll(t->cpu_path, "cpu.idle"), 0);
+	assert_int_equal(qj_proc_timerslack_get(sleeper, &slack), 0);
+	assert_true(slack == 123456);
+	assert_int_equal(itest_log_count(t, NULL), 0);
+	assert_int_equal(itest_log_count(t, "summary"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_quiesce_qos_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quiesce_full_ladder, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Hold table and per-name statistics over simulated time: every value exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "holds.h"
+#include "util.h"
+
+static const struct qj_hold_owner owner = { .pid = 42, .uid = 1000, .comm = "holder" };
+
+static int setup(void **state)
+{
+	return qj_holds_new((struct qj_holds **)state);
+}
+
+static int teardown(void **state)
+{
+	qj_holds_free(*state);
+	return 0;
+}
+
+static void test_holds_acquire_release_stats(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+
+	assert_int_equal(qj_holds_acquire(t, 1, "net", "download", &owner, 0, 1000), 0);
+	assert_int_equal(qj_holds_count(t), 1);
+	assert_string_equal(qj_holds_get(t, 0)->owner.comm, "holder");
+	assert_int_equal(qj_holds_release(t, 1, "net", 1500), 0);
+	assert_int_equal(qj_holds_count(t), 0);
+	assert_int_equal(qj_holds_release(t, 1, "net", 1600), -ENOENT);
+
+	assert_int_equal(qj_holds_acquire(t, 1, "net", "again", &owner, 0, 2000), 0);
+	assert_int_equal(qj_holds_release(t, 1, "net", 2200), 0);
+
+	assert_int_equal(qj_holds_stats_find(t, "net", 3000, &s), 0);
+	assert_int_equal(s.active, 0);
+	assert_int_equal(s.active_count, 2);
+	assert_int_equal(s.event_count, 2);
+	assert_int_equal(s.expire_count, 0);
+	assert_int_equal(s.total_time_usec, 700);
+	assert_int_equal(s.max_time_usec, 500);
+	assert_int_equal(s.last_change_usec, 2200);
+	assert_int_equal(s.prevent_suspend_time_usec, 0); /* suspend never wanted */
+}
+
+static void test_holds_acquire_refresh_counts_event_only(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r1", &owner, 100, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r2", &owner, 100, 50), 1);
+	assert_int_equal(qj_holds_count(t), 1);
+	assert_string_equal(qj_holds_get(t, 0)->reason, "r2");
+	assert_int_equal(qj_holds_next_deadline(t), 150);
+	assert_int_equal(qj_holds_stats_find(t, "a", 60, &s), 0);
+	assert_int_equal(s.active_count, 1);
+	assert_int_equal(s.event_count, 2);
+	assert_int_equal(s.total_time_usec, 60); /* current period included */
+	assert_int_equal(s.max_time_usec, 60);
+}
+
+static void test_holds_shared_name_two_connections(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+
+	assert_int_equal(qj_holds_acquire(t, 1, "x", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 2, "x", "r", &owner, 0, 10), 0);
+	assert_int_equal(qj_holds_release(t, 1, "x", 20), 0);
+	assert_int_equal(qj_holds_stats_find(t, "x", 20, &s), 0);
+	assert_int_equal(s.active, 1);
+	assert_int_equal(s.active_count, 1);
+	assert_int_equal(qj_holds_release(t, 2, "x", 30), 0);
+	assert_int_equal(qj_holds_stats_find(t, "x", 99, &s), 0);
+	assert_int_equal(s.total_time_usec, 30);
+	assert_int_equal(s.max_time_usec, 30);
+	assert_int_equal(s.event_count, 2);
+	assert_int_equal(s.last_change_usec, 30);
+}
+
+static void test_holds_expire_timeout(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r", &owner, 100, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 1, "b", "r", &owner, 300, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 1, "c", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_next_deadline(t), 100);
+	assert_int_equal(qj_holds_expire(t, 99), 0);
+	assert_int_equal(qj_holds_expire(t, 100), 1);
+	assert_int_equal(qj_holds_next_deadline(t), 300);
+	assert_int_equal(qj_holds_expire(t, 1000), 1);
+	assert_int_equal(qj_holds_next_deadline(t), USEC_INFINITY);
+	assert_int_equal(qj_holds_count(t), 1);
+	assert_string_equal(qj_holds_get(t, 0)->name, "c");
+	assert_int_equal(qj_holds_stats_find(t, "a", 5000, &s), 0);
+	assert_int_equal(s.expire_count, 1);
+	assert_int_equal(s.total_time_usec, 100);
+	assert_int_equal(qj_holds_stats_find(t, "b", 5000, &s), 0);
+	assert_int_equal(s.expire_count, 1);
+	assert_int_equal(s.total_time_usec, 1000); /* expired when noticed, as the kernel does */
+}
+
+static void test_holds_release_conn(void **state)
+{
+	struct qj_holds *t = *state;
+
+	assert_int_equal(qj_holds_acquire(t, 7, "a", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 8, "b", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 7, "c", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_count_conn(t, 7), 2);
+	assert_int_equal(qj_holds_release_conn(t, 7, 10), 2);
+	assert_int_equal(qj_holds_count(t), 1);
+	assert_string_equal(qj_holds_get(t, 0)->name, "b");
+	assert_int_equal(qj_holds_release_conn(t, 7, 10), 0);
+	assert_null(qj_holds_find(t, 7, "a"));
+	assert_non_null(qj_holds_find(t, 8, "b"));
+}
+
+static void test_holds_prevent_suspend_time(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r", &owner, 0, 0), 0);
+	qj_holds_set_suspend_wanted(t, true, 100);
+	qj_holds_set_suspend_wanted(t, false, 250);
+	qj_holds_set_suspend_wanted(t, true, 400);
+	assert_int_equal(qj_holds_stats_find(t, "a", 450, &s), 0);
+	assert_int_equal(s.prevent_suspend_time_usec, 200);
+	assert_int_equal(qj_holds_release(t, 1, "a", 500), 0);
+	assert_int_equal(qj_holds_stats_find(t, "a", 900, &s), 0);
+	assert_int_equal(s.prevent_suspend_time_usec, 250);
+	assert_int_equal(s.total_time_usec, 500);
+	/* A hold taken while suspend is wanted prevents for its whole life. */
+	assert_int_equal(qj_holds_acquire(t, 1, "b", "r", &owner, 0, 1000), 0);
+	assert_int_equal(qj_holds_release(t, 1, "b", 1300), 0);
+	assert_int_equal(qj_holds_stats_find(t, "b", 2000, &s), 0);
+	assert_int_equal(s.prevent_suspend_time_usec, 300);
+}
+
+static void test_holds_acquire_invalid(void **state)
+{
+	struct qj_holds *t = *state;
+	char longname[QJ_HOLD_NAME_MAX + 2];
+
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(qj_holds_acquire(t, 1, "", "r", &owner, 0, 0), -EINVAL);
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "", &owner, 0, 0), -EINVAL);
+	assert_int_equal(qj_holds_acquire(t, 1, longname, "r", &owner, 0, 0), -EINVAL);
+	assert_int_equal(qj_holds_count(t), 0);
+	assert_int_equal(qj_holds_n_stats(t), 0);
+}
+
+static void test_holds_stats_recycle_lru(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_stats s;
+	char name[32];
+
+	for (unsigned i = 0; i < QJ_HOLDS_MAX_NAMES; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		assert_int_equal(qj_holds_acquire(t, 1, name, "r", &owner, 0, i), 0);
+		assert_int_equal(qj_holds_release(t, 1, name, i + 1), 0);
+	}
+	assert_int_equal(qj_holds_n_stats(t), QJ_HOLDS_MAX_NAMES);
+	assert_int_equal(qj_holds_acquire(t, 1, "fresh", "r", &owner, 0, 100000), 0);
+	assert_int_equal(qj_holds_n_stats(t), QJ_HOLDS_MAX_NAMES);
+	assert_int_equal(qj_holds_stats_find(t, "n0", 100000, &s), -ENOENT); /* stalest went */
+	assert_int_equal(qj_holds_stats_find(t, "n1", 100000, &s), 0);
+	assert_int_equal(qj_holds_stats_find(t, "fresh", 100000, &s), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_holds_acquire_release_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_acquire_refresh_counts_event_only, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_holds_shared_name_two_connections, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_holds_expire_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_release_conn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_prevent_suspend_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_acquire_invalid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_stats_recycle_lru, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

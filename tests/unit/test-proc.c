@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* /proc parsers on fixture text, busy classification, exec matching. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "proc.h"
+#include "procmon.h"
+#include "sampler.h"
+#include "test-policy.h"
+#include "util.h"
+
+static void test_proc_stat_parse_odd_comm(void **state)
+{
+	const char *text = "4242 (a) (b c) T 1 4242 4242 0 -1 4194560 100 0 0 0 "
+			   "17 3 5 7 20 0 3 0 123456 1000 100 18446744073709551615\n";
+	struct qj_proc_stat st;
+
+	(void)state;
+	assert_int_equal(qj_proc_stat_parse(text, &st), 0);
+	assert_string_equal(st.comm, "a) (b c");
+	assert_int_equal(st.state, 'T');
+	assert_int_equal(st.ppid, 1);
+	assert_true(st.utime == 17 && st.stime == 3 && st.cutime == 5 && st.cstime == 7);
+	assert_int_equal(st.num_threads, 3);
+	assert_true(st.start_time == 123456);
+	assert_int_equal(qj_proc_stat_parse("4242 (x R 1", &st), -EINVAL);
+}
+
+static void test_proc_status_parse(void **state)
+{
+	const char *text = "Name:\tqj-polite\nUid:\t1000\t1000\t1000\t1000\n"
+			   "SigPnd:\t0000000000000000\nShdPnd:\t0000000000040000\n"
+			   "SigIgn:\t0000000000000000\nSigCgt:\t0000000000800000\n"
+			   "voluntary_ctxt_switches:\t42\nnonvoluntary_ctxt_switches:\t7\n";
+	struct qj_proc_status st;
+
+	(void)state;
+	assert_int_equal(qj_proc_status_parse(text, &st), 0);
+	assert_int_equal(st.uid, 1000);
+	assert_true(st.sigcgt & (1ULL << (24 - 1))); /* SIGXCPU */
+	assert_true(st.shdpnd & (1ULL << (19 - 1))); /* SIGSTOP pending */
+	assert_true(st.voluntary_switches == 42);
+	assert_int_equal(qj_proc_status_parse("Name:\tx\n", &st), -EINVAL);
+}
+
+static void test_proc_schedstat_parse(void **state)
+{
+	uint64_t cpu, wait, slices;
+
+	(void)state;
+	assert_int_equal(qj_proc_schedstat_parse("318893528 339352841 87\n", &cpu, &wait, &slices),
+			 0);
+	assert_true(cpu == 318893528ULL && wait == 339352841ULL && slices == 87);
+	assert_int_equal(qj_proc_schedstat_parse("x", &cpu, &wait, &slices), -EINVAL);
+}
+
+static void test_sample_is_busy(void **state)
+{
+	(void)state;
+	/* 300 ms window, threshold half a CPU: 150 ms of demand is the line. */
+	assert_false(qj_sample_is_busy(150 * 1000 * 1000ULL, 300 * 1000, 0.5));
+	assert_true(qj_sample_is_busy(151 * 1000 * 1000ULL, 300 * 1000, 0.5));
+	assert_false(qj_sample_is_busy(0, 0, 0.5));
+}
+
+static void test_demand_delta(void **state)
+{
+	struct qj_demand a = {
+		.cpu_ns = 100, .wait_ns = 1000, .children_ns = 5, .voluntary = 3, .slices = 10
+	};
+	struct qj_demand spinner = {
+		.cpu_ns = 110, .wait_ns = 1900, .children_ns = 5, .voluntary = 3, .slices = 12
+	};
+	struct qj_demand sleeper = {
+		.cpu_ns = 110, .wait_ns = 1900, .children_ns = 5, .voluntary = 9, .slices = 16
+	};
+	struct qj_demand starved = {
+		.cpu_ns = 100, .wait_ns = 1900, .children_ns = 5, .voluntary = 3, .slices = 10
+	};
+	struct qj_demand forker = {
+		.cpu_ns = 101, .wait_ns = 1000, .children_ns = 505, .voluntary = 90, .slices = 99
+	};
+
+	(void)state;
+	/* A starved spinner waited without ever blocking: the wait counts. */
+	assert_true(qj_demand_delta_ns(&a, &spinner) == 910);
+	/* A sleeper waiting behind spinners blocked by itself: only its CPU. */
+	assert_true(qj_demand_delta_ns(&a, &sleeper) == 10);
+	/* Woken, then never given the CPU: no evidence it would not block. */
+	assert_true(qj_demand_delta_ns(&a, &starved) == 0);
+	/* A forker is as busy as the children it reaps. */
+	assert_true(qj_demand_delta_ns(&a, &forker) == 501);
+
+	/* Starved windows: unknown, or judged by history before any action. */
+	starved.runnable = true;
+	starved.runnable_spinner = true;
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, false), QJ_TASK_UNKNOWN);
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, true), QJ_TASK_BUSY);
+	starved.runnable_spinner = false;
+	assert_int_equal(qj_demand_classify(&a, &starved, 300, 0.5, true), QJ_TASK_IDLE);
+	assert_int_equal(qj_demand_classify(&a, &sleeper, 300, 0.5, false), QJ_TASK_IDLE);
+
+	/* Runnable at both ends and never blocked: busy on any CPU share. */
+	a.runnable = true;
+	spinner.runnable = true;
+	assert_int_equal(qj_demand_classify(&a, &spinner, 300 * 1000, 0.5, false), QJ_TASK_BUSY);
+	/* Blocked in between (woke again at the end): by its demand. */
+	sleeper.runnable = true;
+	assert_int_equal(qj_demand_classify(&a, &sleeper, 300 * 1000, 0.5, false), QJ_TASK_IDLE);
+}
+
+static void test_procmon_match(void **state)
+{
+	struct qj_policy *p = qj_test_policy_new(USEC_PER_SEC);
+	struct qj_app *a;
+
+	(void)state;
+	qj_test_policy_add_app(p, "placed-only");
+	a = qj_test_policy_add_app(p, "game");
+	a->match_exe = strdup("/usr/games/*");
+	a = qj_test_policy_add_app(p, "bob-browser");
+	a->match_cmdline = strdup("*browser --profile*");
+	a->has_match_uid = true;
+	a->match_uid = 1001;
+
+	assert_null(qj_procmon_match(p, "/usr/bin/true", "true", 0));
+	assert_string_equal(qj_procmon_match(p, "/usr/games/tetris", "tetris", 0)->name, "game");
+	assert_string_equal(
+		qj_procmon_match(p, "/usr/bin/browser", "browser --profile x", 1001)->name,
+		"bob-browser");
+	assert_null(qj_procmon_match(p, "/usr/bin/browser", "browser --profile x", 1000));
+	qj_test_policy_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proc_stat_parse_odd_comm),
+		cmocka_unit_test(test_proc_status_parse),
+		cmocka_unit_test(test_proc_schedstat_parse),
+		cmocka_unit_test(test_sample_is_busy),
+		cmocka_unit_test(test_demand_delta),
+		cmocka_unit_test(test_procmon_match),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
