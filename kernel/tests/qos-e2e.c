@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qos-e2e: end-to-end checks of the QOS_EVENTUALLY series, run as part of
+ * the initramfs of kernel/scripts/e2e inside QEMU (never on a host: it
+ * suspends the machine it runs on).
+ *
+ * Prints one "QJ-E2E: PASS|FAIL <check>: <detail>" line per check (a)-(g),
+ * "QJ-BENCH: ..." lines for the micro-benchmark and "QJ-E2E: DONE" last.
+ * Expects /sys/power/pm_test set (or real S3 with a wakeup source), debugfs
+ * at /sys/kernel/debug and evdev.qos_hold=1 on the kernel command line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <linux/uinput.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STATE		"/sys/power/state"
+#define DEV		"/dev/cpu_interactivity"
+#define STATS		"/sys/kernel/debug/qos_eventually"
+#define INJECT		"/sys/kernel/debug/qos_eventually_test/inject"
+#define BENCH		"/sys/kernel/debug/qos_eventually_test/bench"
+
+static int failures;
+
+static void report(int ok, const char *check, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("QJ-E2E: %s %s: ", ok ? "PASS" : "FAIL", check);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Write "qos" to /sys/power/state; return 0 or -errno. */
+static int write_qos(void)
+{
+	int fd = open(STATE, O_WRONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, "qos", 3) == 3 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+/* Open /dev/cpu_interactivity and hold NAME; return the fd or -errno. */
+static int hold(const char *name, int value)
+{
+	char buf[96];
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%s %d\n", name, value);
+	if (write(fd, buf, strlen(buf)) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* Fork a child that writes "qos"; it exits with the errno (0 on success). */
+static pid_t spawn_qos(void)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid == 0) {
+		/* Holders are per open file: do not keep the parent's open. */
+		for (fd = 3; fd < 256; fd++)
+			close(fd);
+		_exit(-write_qos());
+	}
+	return pid;
+}
+
+/* Wait for @pid up to @ms; return its exit code, or -1 if still running. */
+static int wait_child(pid_t pid, int ms)
+{
+	int status;
+	double end = now() + ms / 1000.0;
+
+	do {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+		sleep_ms(20);
+	} while (now() < end);
+	return -1;
+}
+
+struct row {
+	char name[64];
+	long value, active_count, event_count, active_since, total, max,
+		last_change, prevent;
+};
+
+/* Find @name in the statistics table read from @fd (or @path). */
+static int find_row(const char *path, int fd, const char *name, struct row *r)
+{
+	static char buf[65536];
+	ssize_t n, len = 0;
+	char *line, *save;
+	int own = fd < 0;
+
+	if (own && (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	if (own)
+		close(fd);
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%63s %ld %ld %ld %ld %ld %ld %ld %ld", r->name,
+			   &r->value, &r->active_count, &r->event_count,
+			   &r->active_since, &r->total, &r->max, &r->last_change,
+			   &r->prevent) == 9 && !strcmp(r->name, name))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static void check_a(void)
+{
+	double t = now();
+	int r = write_qos();
+
+	report(r == 0, "a", "qos with nothing held: %s after %.1f s",
+	       r ? strerror(-r) : "suspended and resumed", now() - t);
+}
+
+static void check_b(void)
+{
+	int fd = hold("e2e-b", 1), code;
+	pid_t pid;
+	double t;
+
+	if (fd < 0) {
+		report(0, "b", "hold: %s", strerror(-fd));
+		return;
+	}
+	pid = spawn_qos();
+	code = wait_child(pid, 2000);
+	if (code != -1) {
+		close(fd);
+		report(0, "b", "qos returned (%d) while held", code);
+		return;
+	}
+	t = now();
+	close(fd);
+	code = wait_child(pid, 60000);
+	report(code == 0, "b",
+	       "qos blocked 2 s while held, then %s %.1f s after close",
+	       code == 0 ? "suspended" : strerror(code), now() - t);
+}
+
+static void check_c(void)
+{
+	int32_t us = 10;
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	int hfd, r, r2;
+	double t, dt;
+
+	if (fd < 0 || write(fd, &us, sizeof(us)) != sizeof(us)) {
+		report(0, "c", "cpu_dma_latency: %s", strerror(errno));
+		return;
+	}
+	t = now();
+	r = write_qos();
+	dt = now() - t;
+	/* Refused at once even while a QOS_EVENTUALLY request is held. */
+	hfd = hold("e2e-c", 1);
+	r2 = write_qos();
+	if (hfd >= 0)
+		close(hfd);
+	close(fd);
+	report(r == -EBUSY && r2 == -EBUSY && dt < 1.0, "c",
+	       "10 us cpu latency request: %s in %.3f s, %s while held",
+	       strerror(-r), dt, strerror(-r2));
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static void check_d(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	int fd = hold("e2e-d", 1), r;
+	pid_t parent = getpid(), pid;
+	double t;
+
+	if (fd < 0) {
+		report(0, "d", "hold: %s", strerror(-fd));
+		return;
+	}
+	sigaction(SIGUSR1, &sa, NULL);
+	t = now();
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(1000);
+		kill(parent, SIGUSR1);
+		_exit(0);
+	}
+	r = write_qos();
+	waitpid(pid, NULL, 0);
+	close(fd);
+	report(r == -EINTR, "d", "SIGUSR1 during the wait: %s after %.1f s",
+	       r ? strerror(-r) : "suspended", now() - t);
+}
+
+static void check_e(void)
+{
+	struct row row;
+	int r, r2;
+
+	r = write_str(INJECT, "e2e-inject");
+	if (r) {
+		report(0, "e", "inject: %s", strerror(-r));
+		return;
+	}
+	r = write_qos();
+	/* The injected request was removed after the attempt; suspend works. */
+	r2 = write_qos();
+	report(r == -EAGAIN && r2 == 0 && find_row(STATS, -1, "e2e-inject", &row),
+	       "e", "request added mid-transition: %s; next qos: %s",
+	       r ? strerror(-r) : "suspended anyway",
+	       r2 ? strerror(-r2) : "suspended");
+}
+
+static void check_f(void)
+{
+	struct row d, s;
+	int fd, ok, code;
+	pid_t pid;
+
+	fd = hold("e2e-f", 1);
+	if (fd < 0) {
+		report(0, "f", "hold: %s", strerror(-fd));
+		return;
+	}
+	sleep_ms(300);
+	write(fd, "e2e-f 0\n", 8);
+	write(fd, "e2e-f 0\n", 8);		/* no event, no activation */
+	sleep_ms(100);
+	write(fd, "e2e-f 2\n", 8);
+	pid = spawn_qos();			/* waits: prevent time runs */
+	sleep_ms(1200);
+	if (find_row(STATS, -1, "e2e-f", &d) || find_row(NULL, fd, "e2e-f", &s)) {
+		report(0, "f", "e2e-f missing from the tables");
+		close(fd);
+		wait_child(pid, 60000);
+		return;
+	}
+	close(fd);
+	code = wait_child(pid, 60000);
+	/* Times have tick resolution (ktime_get_coarse()): 20 ms slack. */
+	ok = d.value == 2 && d.active_count == 2 && d.event_count == 2 &&
+	     d.total >= 1480 && d.total < 10000 && d.max >= 1180 &&
+	     d.active_since >= 1180 && d.prevent >= 980 &&
+	     d.prevent <= d.active_since &&
+	     s.active_count == d.active_count && s.event_count == d.event_count &&
+	     code == 0;
+	report(ok, "f",
+	       "debugfs: value %ld active_count %ld event_count %ld active_since %ld total %ld max %ld prevent %ld; device read: active_count %ld event_count %ld total %ld; qos after close: %d",
+	       d.value, d.active_count, d.event_count, d.active_since, d.total,
+	       d.max, d.prevent, s.active_count, s.event_count, s.total, code);
+}
+
+static int uinput_open(char *evpath, size_t size)
+{
+	struct uinput_setup us = { .id = { BUS_VIRTUAL, 0x1, 0x1, 1 } };
+	char sys[64], path[128];
+	int fd, i;
+
+	fd = open("/dev/uinput", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	strcpy(us.name, "qos-e2e-keys");
+	if (ioctl(fd, UI_SET_EVBIT, EV_KEY) || ioctl(fd, UI_SET_KEYBIT, KEY_A) ||
+	    ioctl(fd, UI_DEV_SETUP, &us) || ioctl(fd, UI_DEV_CREATE) ||
+	    ioctl(fd, UI_GET_SYSNAME(sizeof(sys)), sys) < 0) {
+		close(fd);
+		return -errno;
+	}
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "/sys/class/input/%s/event%d", sys, i);
+		if (access(path, F_OK) == 0) {
+			snprintf(evpath, size, "/dev/input/event%d", i);
+			break;
+		}
+	}
+	for (i = 0; i < 100 && access(evpath, F_OK); i++)
+		sleep_ms(20);			/* devtmpfs node */
+	return fd;
+}
+
+static void emit(int fd, int type, int code, int value)
+{
+	struct input_event ev = { .type = type, .code = code, .value = value };
+
+	write(fd, &ev, sizeof(ev));
+}
+
+static void check_g(void)
+{
+	char evpath[64] = "", name[80];
+	struct input_event ev[16];
+	struct row row;
+	int ufd, efd, code, held;
+	pid_t pid;
+	double t;
+
+	ufd = uinput_open(evpath, sizeof(evpath));
+	if (ufd < 0 || !evpath[0]) {
+		report(0, "g", "uinput: %s", strerror(ufd < 0 ? -ufd : ENOENT));
+		return;
+	}
+	efd = open(evpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (efd < 0) {
+		report(0, "g", "%s: %s", evpath, strerror(errno));
+		return;
+	}
+	emit(ufd, EV_KEY, KEY_A, 1);
+	emit(ufd, EV_SYN, SYN_REPORT, 0);
+	emit(ufd, EV_KEY, KEY_A, 0);
+	emit(ufd, EV_SYN, SYN_REPORT, 0);
+	snprintf(name, sizeof(name), "evdev/%s", evpath + strlen("/dev/input/"));
+	held = !find_row(STATS, -1, name, &row) && row.value > 0;
+	pid = spawn_qos();
+	code = wait_child(pid, 1500);
+	if (code != -1) {
+		report(0, "g", "qos returned (%d) with unread events (%s held: %d)",
+		       code, name, held);
+		goto out;
+	}
+	t = now();
+	while (read(efd, ev, sizeof(ev)) > 0)
+		;
+	code = wait_child(pid, 60000);
+	report(held && code == 0, "g",
+	       "%s held while unread, qos blocked 1.5 s, then %s %.1f s after read",
+	       name, code == 0 ? "suspended" : strerror(code), now() - t);
+out:
+	close(efd);
+	ioctl(ufd, UI_DEV_DESTROY);
+	close(ufd);
+}
+
+static void bench(void)
+{
+	char buf[512];
+	ssize_t n;
+	int fd;
+
+	if (write_str(BENCH, "1000000")) {
+		printf("QJ-BENCH: unavailable: %s\n", strerror(errno));
+		return;
+	}
+	fd = open(BENCH, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		char *line, *save;
+
+		buf[n] = '\0';
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			printf("QJ-BENCH: %s\n", line);
+	}
+	if (fd >= 0)
+		close(fd);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	char buf[256] = "";
+	int fd = open(STATE, O_RDONLY | O_CLOEXEC);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (fd >= 0) {
+		read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	printf("QJ-E2E: /sys/power/state: %s", buf);
+	if (argc > 1 && !strcmp(argv[1], "bench")) {
+		bench();
+		return 0;
+	}
+	check_a();
+	check_b();
+	check_c();
+	check_d();
+	check_e();
+	check_f();
+	check_g();
+	bench();
+	printf("QJ-E2E: DONE %d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}
