@@ -545,7 +545,7 @@ static int classify(struct qj_engine *e, pid_t pid)
 	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
 	    qj_proc_status_read(pid, &ps) < 0)
 		return 0; /* gone already */
-	a = qj_procmon_match(e->p, exe, cmdline, ps.uid);
+	a = qj_policy_match(e->p, exe, cmdline, ps.uid);
 	if (!a || a->trust != QJ_TRUST_JAILED)
 		return 0;
 	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);

@@ -5,7 +5,6 @@
  * buffer (32 KiB loses most of a burst of 1000 forks), and the NL_CB_MSG_IN
  * callback because connector messages are typed NLMSG_DONE.
  */
-#include <fnmatch.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <netlink/msg.h>
@@ -170,23 +169,4 @@ int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_eve
 			return -ENOMEM;
 	}
 	return m->count;
-}
-
-const struct qj_app *qj_procmon_match(const struct qj_policy *p, const char *exe,
-				      const char *cmdline, uid_t uid)
-{
-	for (size_t i = 0; i < p->n_apps; i++) {
-		const struct qj_app *a = &p->apps[i];
-
-		if (!a->match_exe && !a->match_cmdline && !a->has_match_uid)
-			continue;
-		if (a->match_exe && (!exe || fnmatch(a->match_exe, exe, 0) != 0))
-			continue;
-		if (a->match_cmdline && (!cmdline || fnmatch(a->match_cmdline, cmdline, 0) != 0))
-			continue;
-		if (a->has_match_uid && a->match_uid != uid)
-			continue;
-		return a;
-	}
-	return NULL;
 }

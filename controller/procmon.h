@@ -39,11 +39,4 @@ int qj_procmon_fd(const struct qj_procmon *m);
 int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_event *ev, void *ud),
 			void *ud);
 
-/*
- * First app whose match rules (fnmatch(3) on exe and cmdline, uid) all accept;
- * apps without any rule never match (they are for placement by launchers).
- */
-const struct qj_app *qj_procmon_match(const struct qj_policy *p, const char *exe,
-				      const char *cmdline, uid_t uid);
-
 #endif

@@ -128,12 +128,12 @@ static void test_procmon_match(void **state)
 	a->has_match_uid = true;
 	a->match_uid = 1001;
 
-	assert_null(qj_procmon_match(p, "/usr/bin/true", "true", 0));
-	assert_string_equal(qj_procmon_match(p, "/usr/games/tetris", "tetris", 0)->name, "game");
+	assert_null(qj_policy_match(p, "/usr/bin/true", "true", 0));
+	assert_string_equal(qj_policy_match(p, "/usr/games/tetris", "tetris", 0)->name, "game");
 	assert_string_equal(
-		qj_procmon_match(p, "/usr/bin/browser", "browser --profile x", 1001)->name,
+		qj_policy_match(p, "/usr/bin/browser", "browser --profile x", 1001)->name,
 		"bob-browser");
-	assert_null(qj_procmon_match(p, "/usr/bin/browser", "browser --profile x", 1000));
+	assert_null(qj_policy_match(p, "/usr/bin/browser", "browser --profile x", 1000));
 	qj_test_policy_free(p);
 }
 
