@@ -818,40 +818,35 @@ int qj_cgroup_kill(struct qj_cgroup *c, const char *app)
 	return r < 0 ? r : qj_write_file(p, "1");
 }
 
-int qj_cgroup_usage_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret)
+/* The number after @key in @app's @file; @key must be in the file's first line when @first. */
+static int read_app_counter(const struct qj_cgroup *c, const char *app, const char *file,
+			    const char *key, bool first, uint64_t *ret)
 {
 	_cleanup_free_ char *p = NULL, *s = NULL;
 	const char *u;
-	int r = app_file(c, app, "cpu.stat", &p);
+	int r = app_file(c, app, file, &p);
 
 	if (r < 0)
 		return r;
 	r = qj_read_file(p, &s);
 	if (r < 0)
 		return r;
-	u = strstr(s, "usage_usec ");
-	if (!u)
+	u = strstr(s, key);
+	if (!u || (first && strchr(s, '\n') && u > strchr(s, '\n')))
 		return -ENODATA;
-	*ret = strtoull(u + 11, NULL, 10);
+	*ret = strtoull(u + strlen(key), NULL, 10);
 	return 0;
 }
 
+int qj_cgroup_usage_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret)
+{
+	return read_app_counter(c, app, "cpu.stat", "usage_usec ", false, ret);
+}
+
+/* The "some" line comes first in cpu.pressure: its total= is the stall time. */
 int qj_cgroup_cpu_stall_usec(const struct qj_cgroup *c, const char *app, uint64_t *ret)
 {
-	_cleanup_free_ char *p = NULL, *s = NULL;
-	const char *u;
-	int r = app_file(c, app, "cpu.pressure", &p);
-
-	if (r < 0)
-		return r;
-	r = qj_read_file(p, &s);
-	if (r < 0)
-		return r;
-	u = strstr(s, "total=");
-	if (strncmp(s, "some ", 5) != 0 || !u)
-		return -ENODATA;
-	*ret = strtoull(u + 6, NULL, 10);
-	return 0;
+	return read_app_counter(c, app, "cpu.pressure", "total=", true, ret);
 }
 
 static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
