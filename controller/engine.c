@@ -564,7 +564,7 @@ static int on_event(const struct qj_proc_event *ev, void *ud)
 {
 	struct qj_engine *e = ud;
 
-	if (ev->kind != QJ_PROC_EXEC || ev->pid != ev->tgid)
+	if (ev->pid != ev->tgid) /* a thread exec'd: its process is what we place */
 		return 0;
 	return classify(e, ev->tgid);
 }

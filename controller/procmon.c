@@ -3,8 +3,11 @@
  * Proc connector via libnl, following the measured recipe (PLATFORM.md):
  * sequence checks off, CN_IDX_PROC joined before connect, an 8 MiB receive
  * buffer (32 KiB loses most of a burst of 1000 forks), and the NL_CB_MSG_IN
- * callback because connector messages are typed NLMSG_DONE.
+ * callback because connector messages are typed NLMSG_DONE.  A socket filter
+ * drops every event but exec in the kernel: 6.1 cannot filter by itself, and
+ * without it every fork and exit on the machine would wake the daemon.
  */
+#include <arpa/inet.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <netlink/msg.h>
@@ -12,6 +15,8 @@
 #include <netlink/socket.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 #include "log.h"
@@ -40,25 +45,10 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	/* cn->data is only 4-byte aligned in the netlink buffer: copy (UBSan). */
 	memcpy(&evbuf, cn->data, sizeof(evbuf));
-	switch (ev->what) {
-	case PROC_EVENT_FORK:
-		e.kind = QJ_PROC_FORK;
-		e.pid = ev->event_data.fork.child_pid;
-		e.tgid = ev->event_data.fork.child_tgid;
-		break;
-	case PROC_EVENT_EXEC:
-		e.kind = QJ_PROC_EXEC;
-		e.pid = ev->event_data.exec.process_pid;
-		e.tgid = ev->event_data.exec.process_tgid;
-		break;
-	case PROC_EVENT_EXIT:
-		e.kind = QJ_PROC_EXIT;
-		e.pid = ev->event_data.exit.process_pid;
-		e.tgid = ev->event_data.exit.process_tgid;
-		break;
-	default:
+	if (ev->what != PROC_EVENT_EXEC)
 		return NL_SKIP;
-	}
+	e.pid = ev->event_data.exec.process_pid;
+	e.tgid = ev->event_data.exec.process_tgid;
 	m->count++;
 	if (m->cb) {
 		r = m->cb(&e, m->ud);
@@ -66,6 +56,26 @@ static int on_msg(struct nl_msg *msg, void *arg)
 			m->cb_error = r;
 	}
 	return NL_OK;
+}
+
+/* Classic BPF: accept exec events (and the listen acknowledgement), drop the rest. */
+static int attach_exec_filter(int fd)
+{
+	const uint32_t what_off =
+		NLMSG_LENGTH(0) + offsetof(struct cn_msg, data) + offsetof(struct proc_event, what);
+	struct sock_filter code[] = {
+		/* BPF_ABS loads are big-endian: compare against htonl() of the host value. */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, what_off),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_NONE), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		return negative_errno();
+	return 0;
 }
 
 static int listen_op(struct qj_procmon *m, enum proc_cn_mcast_op op)
@@ -118,6 +128,10 @@ int qj_procmon_new(struct qj_procmon **ret)
 	/* nl_connect() set 32 KiB; bursts of forks need far more. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		log_debug_errno(errno, "SO_RCVBUFFORCE failed, ignoring: %m");
+	r = attach_exec_filter(fd);
+	if (r < 0)
+		log_debug_errno(r,
+				"Exec-only socket filter failed, every process event wakes us: %m");
 	nl_socket_modify_cb(m->sk, NL_CB_MSG_IN, NL_CB_CUSTOM, on_msg, m);
 	r = listen_op(m, PROC_CN_MCAST_LISTEN);
 	if (r < 0)

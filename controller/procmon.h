@@ -11,16 +11,8 @@
 
 #include "policy.h"
 
-enum qj_proc_event_kind {
-	QJ_PROC_FORK,
-	QJ_PROC_EXEC,
-	QJ_PROC_EXIT,
-	_QJ_PROC_EVENT_MAX,
-	_QJ_PROC_EVENT_INVALID = -EINVAL,
-};
-
+/* An exec: the only event the kernel lets through to us (socket filter). */
 struct qj_proc_event {
-	enum qj_proc_event_kind kind;
 	pid_t pid; /* thread */
 	pid_t tgid; /* process */
 };
