@@ -60,33 +60,19 @@ int harness_write_policy(struct harness *h, const char *file, const char *text)
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
-int harness_start(struct harness *h, const char *policy_text)
+/* Forks and execs qosjaild on h's socket, policy and state directory; waits until it answers. */
+static int start_daemon(struct harness *h)
 {
 	const char *build = getenv("QJ_BUILD_DIR");
 	char exe[512];
-	int r;
 
-	memset(h, 0, sizeof(*h));
-	h->it = itest_new(USEC_PER_SEC);
-	if (!h->it)
-		return -EOPNOTSUPP;
-	snprintf(h->dir, sizeof(h->dir), "/tmp/qjtest-XXXXXX");
-	if (!mkdtemp(h->dir))
-		return -errno;
-	(void)chmod(h->dir, 0755); /* other uids connect in the access tests */
-	snprintf(h->socket, sizeof(h->socket), "%s/qosjail.sock", h->dir);
-	snprintf(h->policy, sizeof(h->policy), "%s/policy.yaml", h->dir);
-	snprintf(h->log, sizeof(h->log), "%s/daemon.log", h->dir);
-	r = harness_write_policy(h, h->policy, policy_text);
-	if (r < 0)
-		return r;
 	snprintf(exe, sizeof(exe), "%s/controller/qosjaild", build ? build : ".");
 	h->pid = fork();
 	if (h->pid < 0)
 		return -errno;
 	if (h->pid == 0) {
 		char state[320];
-		int fd = open(h->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = open(h->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
 		/* Never outlive the test, even when ctest kills it. */
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -119,6 +105,38 @@ int harness_start(struct harness *h, const char *policy_text)
 		msleep(10);
 	}
 	return -ETIMEDOUT;
+}
+
+int harness_start(struct harness *h, const char *policy_text)
+{
+	int r;
+
+	memset(h, 0, sizeof(*h));
+	h->it = itest_new(USEC_PER_SEC);
+	if (!h->it)
+		return -EOPNOTSUPP;
+	snprintf(h->dir, sizeof(h->dir), "/tmp/qjtest-XXXXXX");
+	if (!mkdtemp(h->dir))
+		return -errno;
+	(void)chmod(h->dir, 0755); /* other uids connect in the access tests */
+	snprintf(h->socket, sizeof(h->socket), "%s/qosjail.sock", h->dir);
+	snprintf(h->policy, sizeof(h->policy), "%s/policy.yaml", h->dir);
+	snprintf(h->log, sizeof(h->log), "%s/daemon.log", h->dir);
+	r = harness_write_policy(h, h->policy, policy_text);
+	if (r < 0)
+		return r;
+	return start_daemon(h);
+}
+
+int harness_kill9_restart(struct harness *h)
+{
+	if (h->pid <= 0)
+		return -ESRCH;
+	(void)kill(h->pid, SIGKILL);
+	if (waitpid(h->pid, NULL, 0) != h->pid)
+		return -ECHILD;
+	h->pid = 0;
+	return start_daemon(h);
 }
 
 int harness_stop(struct harness *h)

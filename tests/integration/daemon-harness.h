@@ -32,6 +32,8 @@ extern bool harness_debug;
 
 /* Creates the directory and policy, starts the daemon, waits until it answers. */
 int harness_start(struct harness *h, const char *policy_text);
+/* SIGKILLs the daemon (no cleanup of its own) and starts a new one on the same state. */
+int harness_kill9_restart(struct harness *h);
 /* Rewrites the policy file (for reload tests). */
 int harness_write_policy(struct harness *h, const char *file, const char *policy_text);
 /* SIGTERM, wait; returns the daemon's exit status (or -1). */

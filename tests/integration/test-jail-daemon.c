@@ -221,6 +221,50 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 	qj_close(c);
 }
 
+/* kill -9 of qosjaild mid-cycle leaves a task stopped; the next start must continue it. */
+static void test_kill9_mid_cycle_then_restart(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char exe[512];
+	char *argv[] = { exe, NULL };
+	pid_t pid;
+	json_t *j;
+	char st = 'T';
+
+	REQUIRE_HARNESS(h);
+	app_path("busy", exe, sizeof(exe));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
+	assert_int_equal(qj_suspend(c), 0);
+	for (int i = 0; i < 1000 && itest_state(pid) != 'T'; i++)
+		msleep(10);
+	if (itest_state(pid) != 'T') {
+		harness_dump_log(h);
+		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
+	}
+	qj_close(c);
+
+	/* No SIGTERM handler runs: the task stays stopped until a new instance starts. */
+	assert_int_equal(harness_kill9_restart(h), 0);
+	for (int i = 0; i < 200 && (st = itest_state(pid)) == 'T'; i++)
+		msleep(10);
+	if (st == 'T') {
+		harness_dump_log(h);
+		fail_msg("task %d still stopped after the restart", pid);
+	}
+	assert_true(cgroup_of(pid, "/busy"));
+	j = harness_status(h);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "jail"), "stopped")),
+			 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "jail"), "frozen")),
+			 0);
+	json_decref(j);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 /* A forked child, placed into app "peer", asks for holds when told to. */
 static void peer_main(const char *socket, int go_fd, int report_fd)
 {
@@ -298,6 +342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
 						teardown),
 	};
