@@ -60,6 +60,35 @@ int harness_write_policy(struct harness *h, const char *file, const char *text)
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
+/*
+ * QJ_VALGRIND=1 runs the daemon under valgrind: any memory error or definite
+ * leak makes it exit 99, which harness_stop() reports and the tests fail on.
+ */
+static void exec_daemon(const char *exe, const struct harness *h, const char *state)
+{
+	const char *argv[16];
+	size_t n = 0;
+
+	if (getenv("QJ_VALGRIND")) {
+		argv[n++] = "valgrind";
+		argv[n++] = "--quiet";
+		argv[n++] = "--error-exitcode=99";
+		argv[n++] = "--leak-check=full";
+		argv[n++] = "--errors-for-leak-kinds=definite";
+	}
+	argv[n++] = exe;
+	if (harness_debug)
+		argv[n++] = "-d";
+	argv[n++] = "--policy";
+	argv[n++] = h->policy;
+	argv[n++] = "--socket";
+	argv[n++] = h->socket;
+	argv[n++] = "--state-dir";
+	argv[n++] = state;
+	argv[n] = NULL;
+	execvp(argv[0], (char *const *)argv);
+}
+
 /* Forks and execs qosjaild on h's socket, policy and state directory; waits until it answers. */
 static int start_daemon(struct harness *h)
 {
@@ -81,12 +110,7 @@ static int start_daemon(struct harness *h)
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);
 		}
-		if (harness_debug)
-			execl(exe, "qosjaild", "-d", "--policy", h->policy, "--socket", h->socket,
-			      "--state-dir", state, (char *)NULL);
-		else
-			execl(exe, "qosjaild", "--policy", h->policy, "--socket", h->socket,
-			      "--state-dir", state, (char *)NULL);
+		exec_daemon(exe, h, state);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
