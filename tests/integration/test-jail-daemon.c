@@ -176,19 +176,14 @@ static void test_ctl_run_and_hold_exit_status(void **state)
 	assert_int_equal(WEXITSTATUS(status), 2); /* usage: --why missing */
 }
 
-static void test_hold_aborts_quiesce_continues_stopped(void **state)
+/* Spawns a busy task into app "busy", requests a cycle and waits until the SIGSTOP rung hits it. */
+static pid_t spawn_busy_until_stopped(struct harness *h, struct qj_conn *c)
 {
-	struct harness *h = *state;
-	struct qj_conn *c = NULL, *holder = NULL;
-	char exe[512], line[64] = "";
+	char exe[512];
 	char *argv[] = { exe, NULL };
 	pid_t pid;
-	json_t *j;
-	char st;
 
-	REQUIRE_HARNESS(h);
 	app_path("busy", exe, sizeof(exe));
-	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
 	assert_int_equal(qj_suspend(c), 0);
 	/* The busy task does not block: the SIGSTOP rung stops it (grace 1h: no further). */
@@ -198,6 +193,20 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 		harness_dump_log(h);
 		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
 	}
+	return pid;
+}
+
+static void test_hold_aborts_quiesce_continues_stopped(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL, *holder = NULL;
+	pid_t pid;
+	json_t *j;
+	char st;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	pid = spawn_busy_until_stopped(h, c);
 	assert_true(harness_wait_state(h, "quiescing", 0));
 
 	/* A hold now aborts the cycle: everything stopped is continued. */
@@ -216,7 +225,6 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 	json_decref(j);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	(void)line;
 	qj_close(holder);
 	qj_close(c);
 }
@@ -226,23 +234,13 @@ static void test_kill9_mid_cycle_then_restart(void **state)
 {
 	struct harness *h = *state;
 	struct qj_conn *c = NULL;
-	char exe[512];
-	char *argv[] = { exe, NULL };
 	pid_t pid;
 	json_t *j;
 	char st = 'T';
 
 	REQUIRE_HARNESS(h);
-	app_path("busy", exe, sizeof(exe));
 	assert_int_equal(qj_open(h->socket, &c), 0);
-	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
-	assert_int_equal(qj_suspend(c), 0);
-	for (int i = 0; i < 1000 && itest_state(pid) != 'T'; i++)
-		msleep(10);
-	if (itest_state(pid) != 'T') {
-		harness_dump_log(h);
-		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
-	}
+	pid = spawn_busy_until_stopped(h, c);
 	qj_close(c);
 
 	/* No SIGTERM handler runs: the task stays stopped until a new instance starts. */
