@@ -2,23 +2,53 @@
 /* The hold table and its wakeup_source-like statistics (pure, see holds.h). */
 #include <assert.h>
 #include <errno.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "holds.h"
 #include "util.h"
 
+/*
+ * Lookups by name and by (connection, name) go through glibc's tsearch trees:
+ * with 1000 clients each holding, linear scans with strcmp() were a third of a
+ * hold round trip.  The arrays keep the listing order and point at
+ * individually allocated entries, so the trees' pointers stay valid.
+ */
 struct qj_holds {
-	struct qj_hold *holds;
+	struct qj_hold **holds; /* in the order taken */
 	size_t n_holds;
 	size_t alloc_holds;
+	void *hold_index; /* struct qj_hold * by (conn, name) */
 
-	struct qj_hold_stats *stats;
+	struct qj_hold_stats **stats;
 	size_t n_stats;
 	size_t alloc_stats;
+	void *stats_index; /* struct qj_hold_stats * by name */
 
+	uint64_t next_deadline; /* valid unless next_deadline_stale */
+	bool next_deadline_stale;
 	bool suspend_wanted;
 };
+
+static int hold_cmp(const void *a, const void *b)
+{
+	const struct qj_hold *x = a, *y = b;
+
+	if (x->conn != y->conn)
+		return x->conn < y->conn ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int stats_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct qj_hold_stats *)a)->name,
+		      ((const struct qj_hold_stats *)b)->name);
+}
+
+static void nop_free(void *p)
+{
+}
 
 int qj_holds_new(struct qj_holds **ret)
 {
@@ -26,6 +56,7 @@ int qj_holds_new(struct qj_holds **ret)
 
 	if (!t)
 		return -ENOMEM;
+	t->next_deadline = USEC_INFINITY;
 	*ret = t;
 	return 0;
 }
@@ -34,12 +65,17 @@ struct qj_holds *qj_holds_free(struct qj_holds *t)
 {
 	if (!t)
 		return NULL;
+	tdestroy(t->hold_index, nop_free);
+	tdestroy(t->stats_index, nop_free);
 	for (size_t i = 0; i < t->n_holds; i++) {
-		free(t->holds[i].name);
-		free(t->holds[i].reason);
+		free(t->holds[i]->name);
+		free(t->holds[i]->reason);
+		free(t->holds[i]);
 	}
-	for (size_t i = 0; i < t->n_stats; i++)
-		free(t->stats[i].name);
+	for (size_t i = 0; i < t->n_stats; i++) {
+		free(t->stats[i]->name);
+		free(t->stats[i]);
+	}
 	free(t->holds);
 	free(t->stats);
 	free(t);
@@ -48,10 +84,10 @@ struct qj_holds *qj_holds_free(struct qj_holds *t)
 
 static struct qj_hold_stats *stats_lookup(const struct qj_holds *t, const char *name)
 {
-	for (size_t i = 0; i < t->n_stats; i++)
-		if (strcmp(t->stats[i].name, name) == 0)
-			return &t->stats[i];
-	return NULL;
+	const struct qj_hold_stats key = { .name = (char *)name };
+	void *const *node = tfind(&key, &t->stats_index, stats_cmp);
+
+	return node ? *node : NULL;
 }
 
 /* Finds or creates the statistics of @name, recycling the stalest inactive entry when full. */
@@ -66,36 +102,48 @@ static struct qj_hold_stats *stats_get(struct qj_holds *t, const char *name)
 	if (!copy)
 		return NULL;
 	if (t->n_stats >= QJ_HOLDS_MAX_NAMES) {
-		struct qj_hold_stats *victim = NULL;
-
 		for (size_t i = 0; i < t->n_stats; i++)
-			if (!t->stats[i].active &&
-			    (!victim || t->stats[i].last_change_usec < victim->last_change_usec))
-				victim = &t->stats[i];
-		if (!victim) {
+			if (!t->stats[i]->active &&
+			    (!s || t->stats[i]->last_change_usec < s->last_change_usec))
+				s = t->stats[i];
+		if (!s) {
 			free(copy);
 			errno = ENOSPC;
 			return NULL;
 		}
-		free(victim->name);
-		*victim = (struct qj_hold_stats){ .name = copy };
-		return victim;
-	}
-	if (t->n_stats == t->alloc_stats) {
-		size_t n = t->alloc_stats ? t->alloc_stats * 2 : 16;
-		struct qj_hold_stats *v = reallocarray(t->stats, n, sizeof(*v));
+		tdelete(s, &t->stats_index, stats_cmp);
+		free(s->name);
+	} else {
+		if (t->n_stats == t->alloc_stats) {
+			size_t n = t->alloc_stats ? t->alloc_stats * 2 : 16;
+			struct qj_hold_stats **v = reallocarray(t->stats, n, sizeof(*v));
 
-		if (!v) {
-			free(copy);
-			errno = ENOMEM;
-			return NULL;
+			if (!v)
+				goto nomem;
+			t->stats = v;
+			t->alloc_stats = n;
 		}
-		t->stats = v;
-		t->alloc_stats = n;
+		s = malloc(sizeof(*s));
+		if (!s)
+			goto nomem;
+		t->stats[t->n_stats++] = s;
 	}
-	s = &t->stats[t->n_stats++];
 	*s = (struct qj_hold_stats){ .name = copy };
-	return s;
+	if (tsearch(s, &t->stats_index, stats_cmp))
+		return s;
+	/* No memory for the tree node: drop the entry rather than keep it unindexed. */
+	for (size_t i = 0; i < t->n_stats; i++)
+		if (t->stats[i] == s) {
+			memmove(&t->stats[i], &t->stats[i + 1],
+				(t->n_stats - i - 1) * sizeof(*t->stats));
+			t->n_stats--;
+			break;
+		}
+	free(s);
+nomem:
+	free(copy);
+	errno = ENOMEM;
+	return NULL;
 }
 
 static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t now)
@@ -137,10 +185,22 @@ static bool valid_text(const char *s, size_t max)
 
 static struct qj_hold *hold_lookup(const struct qj_holds *t, uint64_t conn, const char *name)
 {
-	for (size_t i = 0; i < t->n_holds; i++)
-		if (t->holds[i].conn == conn && strcmp(t->holds[i].name, name) == 0)
-			return &t->holds[i];
-	return NULL;
+	const struct qj_hold key = { .conn = conn, .name = (char *)name };
+	void *const *node = tfind(&key, &t->hold_index, hold_cmp);
+
+	return node ? *node : NULL;
+}
+
+static void deadline_added(struct qj_holds *t, uint64_t deadline)
+{
+	if (deadline < t->next_deadline)
+		t->next_deadline = deadline;
+}
+
+static void deadline_removed(struct qj_holds *t, uint64_t deadline)
+{
+	if (deadline != USEC_INFINITY && deadline == t->next_deadline)
+		t->next_deadline_stale = true;
 }
 
 int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const char *reason,
@@ -164,7 +224,9 @@ int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const 
 		free(h->reason);
 		h->reason = r;
 		h->refresh_usec = now_usec;
+		deadline_removed(t, h->deadline_usec);
 		h->deadline_usec = deadline;
+		deadline_added(t, deadline);
 		stats_lookup(t, name)->event_count++;
 		return 1;
 	}
@@ -173,7 +235,7 @@ int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const 
 		return -ENOSPC;
 	if (t->n_holds == t->alloc_holds) {
 		size_t n = t->alloc_holds ? t->alloc_holds * 2 : 16;
-		struct qj_hold *v = reallocarray(t->holds, n, sizeof(*v));
+		struct qj_hold **v = reallocarray(t->holds, n, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -184,45 +246,55 @@ int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const 
 	if (!s)
 		return negative_errno();
 
-	h = &t->holds[t->n_holds];
+	h = malloc(sizeof(*h));
+	if (!h)
+		return -ENOMEM;
 	*h = (struct qj_hold){
 		.conn = conn,
 		.owner = *owner,
 		.start_usec = now_usec,
 		.refresh_usec = now_usec,
 		.deadline_usec = deadline,
+		.name = strdup(name),
+		.reason = strdup(reason),
 	};
-	h->name = strdup(name);
-	h->reason = strdup(reason);
-	if (!h->name || !h->reason) {
+	if (!h->name || !h->reason || !tsearch(h, &t->hold_index, hold_cmp)) {
 		free(h->name);
 		free(h->reason);
+		free(h);
 		return -ENOMEM;
 	}
-	t->n_holds++;
+	t->holds[t->n_holds++] = h;
+	deadline_added(t, deadline);
 	stats_activate(t, s, now_usec);
 	return 0;
 }
 
 static void hold_remove(struct qj_holds *t, size_t i, bool expired, uint64_t now)
 {
-	struct qj_hold *h = &t->holds[i];
+	struct qj_hold *h = t->holds[i];
 
 	stats_deactivate(t, stats_lookup(t, h->name), expired, now);
+	deadline_removed(t, h->deadline_usec);
+	tdelete(h, &t->hold_index, hold_cmp);
 	free(h->name);
 	free(h->reason);
+	free(h);
 	/* Keep insertion order: operators read the list oldest first. */
-	memmove(h, h + 1, (t->n_holds - i - 1) * sizeof(*h));
+	memmove(&t->holds[i], &t->holds[i + 1], (t->n_holds - i - 1) * sizeof(*t->holds));
 	t->n_holds--;
 }
 
 int qj_holds_release(struct qj_holds *t, uint64_t conn, const char *name, uint64_t now_usec)
 {
 	struct qj_hold *h = hold_lookup(t, conn, name);
+	size_t i = t->n_holds;
 
 	if (!h)
 		return -ENOENT;
-	hold_remove(t, (size_t)(h - t->holds), false, now_usec);
+	while (t->holds[--i] != h) /* from the newest: short-lived holds are recent */
+		;
+	hold_remove(t, i, false, now_usec);
 	return 0;
 }
 
@@ -231,7 +303,7 @@ size_t qj_holds_release_conn(struct qj_holds *t, uint64_t conn, uint64_t now_use
 	size_t n = 0;
 
 	for (size_t i = t->n_holds; i-- > 0;)
-		if (t->holds[i].conn == conn) {
+		if (t->holds[i]->conn == conn) {
 			hold_remove(t, i, false, now_usec);
 			n++;
 		}
@@ -242,22 +314,25 @@ size_t qj_holds_expire(struct qj_holds *t, uint64_t now_usec)
 {
 	size_t n = 0;
 
+	if (qj_holds_next_deadline(t) > now_usec)
+		return 0;
 	for (size_t i = t->n_holds; i-- > 0;)
-		if (t->holds[i].deadline_usec <= now_usec) {
+		if (t->holds[i]->deadline_usec <= now_usec) {
 			hold_remove(t, i, true, now_usec);
 			n++;
 		}
 	return n;
 }
 
-uint64_t qj_holds_next_deadline(const struct qj_holds *t)
+uint64_t qj_holds_next_deadline(struct qj_holds *t)
 {
-	uint64_t d = USEC_INFINITY;
-
-	for (size_t i = 0; i < t->n_holds; i++)
-		if (t->holds[i].deadline_usec < d)
-			d = t->holds[i].deadline_usec;
-	return d;
+	if (t->next_deadline_stale) {
+		t->next_deadline = USEC_INFINITY;
+		for (size_t i = 0; i < t->n_holds; i++)
+			deadline_added(t, t->holds[i]->deadline_usec);
+		t->next_deadline_stale = false;
+	}
+	return t->next_deadline;
 }
 
 void qj_holds_set_suspend_wanted(struct qj_holds *t, bool wanted, uint64_t now_usec)
@@ -265,7 +340,7 @@ void qj_holds_set_suspend_wanted(struct qj_holds *t, bool wanted, uint64_t now_u
 	if (wanted == t->suspend_wanted)
 		return;
 	for (size_t i = 0; i < t->n_stats; i++) {
-		struct qj_hold_stats *s = &t->stats[i];
+		struct qj_hold_stats *s = t->stats[i];
 
 		if (!s->active)
 			continue;
@@ -286,13 +361,13 @@ size_t qj_holds_count_conn(const struct qj_holds *t, uint64_t conn)
 	size_t n = 0;
 
 	for (size_t i = 0; i < t->n_holds; i++)
-		n += t->holds[i].conn == conn;
+		n += t->holds[i]->conn == conn;
 	return n;
 }
 
 const struct qj_hold *qj_holds_get(const struct qj_holds *t, size_t i)
 {
-	return i < t->n_holds ? &t->holds[i] : NULL;
+	return i < t->n_holds ? t->holds[i] : NULL;
 }
 
 const struct qj_hold *qj_holds_find(const struct qj_holds *t, uint64_t conn, const char *name)
@@ -323,7 +398,7 @@ int qj_holds_stats_at(const struct qj_holds *t, size_t i, uint64_t now_usec,
 {
 	if (i >= t->n_stats)
 		return -ENOENT;
-	stats_snapshot(t, &t->stats[i], now_usec, ret);
+	stats_snapshot(t, t->stats[i], now_usec, ret);
 	return 0;
 }
 

@@ -106,7 +106,7 @@ size_t qj_holds_release_conn(struct qj_holds *t, uint64_t conn, uint64_t now_use
 /* Releases every hold whose deadline is <= @now_usec.  Returns how many. */
 size_t qj_holds_expire(struct qj_holds *t, uint64_t now_usec);
 /* Earliest deadline, UINT64_MAX when no hold has one. */
-uint64_t qj_holds_next_deadline(const struct qj_holds *t);
+uint64_t qj_holds_next_deadline(struct qj_holds *t);
 
 /*
  * Whether the system wants to suspend (the daemon's automatic suspend is on).
