@@ -101,7 +101,13 @@ static void rearm_timer(struct qj_daemon *d)
 		t = qj_holds_next_deadline(d->holds);
 	if (d->interrupt_resend_usec < t)
 		t = d->interrupt_resend_usec;
-	if (t == d->timer_armed_usec)
+	/*
+	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
+	 * deadline moves later on every release, and re-arming each time cost a
+	 * syscall per request; an early expiry only re-runs on_timer(), which finds
+	 * nothing due and arms the real deadline.
+	 */
+	if (t >= d->timer_armed_usec)
 		return;
 	if (t != USEC_INFINITY) {
 		if (t == 0)
@@ -340,6 +346,7 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	const struct qj_app *app = NULL;
 	const char *app_name = NULL;
 	uint64_t timeout = req->timeout_usec;
+	json_t *msg;
 	int r;
 
 	if (!check_access(d, c, &d->policy->access_hold, "hold"))
@@ -393,10 +400,15 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	}
 	log_debug("Hold '%s' %s by pid %d (%s): %s", req->name, r ? "refreshed" : "taken", c->pid,
 		  c->comm, req->reason);
-	reply(c,
-	      json_pack("{s:b,s:s,s:b,s:I}", "ok", 1, "name", req->name, "refreshed", r == 1,
-			"timeout_usec", (json_int_t)timeout),
-	      -1);
+	/* Only what differs from the request's defaults: replies are parsed per request. */
+	msg = json_pack("{s:b}", "ok", 1);
+	if (msg && ((r == 1 && json_object_set_new(msg, "refreshed", json_true())) ||
+		    (timeout && json_object_set_new(msg, "timeout_usec",
+						    json_integer((json_int_t)timeout))))) {
+		json_decref(msg);
+		msg = NULL;
+	}
+	reply(c, msg, -1);
 	holds_changed(d);
 }
 
@@ -408,7 +420,7 @@ static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 		reply_error(c, r, "this connection holds no '%s'", req->name);
 		return;
 	}
-	reply(c, json_pack("{s:b,s:s}", "ok", 1, "name", req->name), -1);
+	reply(c, json_pack("{s:b}", "ok", 1), -1);
 	holds_changed(d);
 }
 

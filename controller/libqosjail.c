@@ -121,13 +121,20 @@ QJ_EXPORT const char *qj_last_error(const struct qj_conn *c)
 QJ_EXPORT int qj_hold(struct qj_conn *c, const char *name, const char *reason,
 		      uint64_t timeout_usec, unsigned flags)
 {
+	json_t *req;
+
 	if (!c || !name || !reason || timeout_usec > INT64_MAX || (flags & ~QJ_HOLD_NONBLOCK))
 		return -EINVAL;
-	return call(c,
-		    json_pack("{s:s,s:s,s:s,s:I,s:b}", "op", "hold", "name", name, "reason", reason,
-			      "timeout_usec", (json_int_t)timeout_usec, "nonblock",
-			      !!(flags & QJ_HOLD_NONBLOCK)),
-		    NULL, NULL);
+	/* Defaults are left out: every byte costs the daemon's parser time. */
+	req = json_pack("{s:s,s:s,s:s}", "op", "hold", "name", name, "reason", reason);
+	if (req &&
+	    ((timeout_usec &&
+	      json_object_set_new(req, "timeout_usec", json_integer((json_int_t)timeout_usec))) ||
+	     ((flags & QJ_HOLD_NONBLOCK) && json_object_set_new(req, "nonblock", json_true())))) {
+		json_decref(req);
+		req = NULL;
+	}
+	return call(c, req, NULL, NULL);
 }
 
 QJ_EXPORT int qj_release(struct qj_conn *c, const char *name)

@@ -93,6 +93,37 @@ static void test_hold_release(void **state)
 	qj_close(c);
 }
 
+/* The wire form of hold and release replies: only what differs from the defaults. */
+static void test_hold_reply_fields(void **state)
+{
+	static const struct {
+		const char *request, *reply;
+	} steps[] = {
+		{ "{\"op\":\"hello\",\"version\":1}", NULL },
+		{ "{\"op\":\"hold\",\"name\":\"w\",\"reason\":\"r\"}", "{\"ok\":true}" },
+		{ "{\"op\":\"hold\",\"name\":\"w\",\"reason\":\"r2\"}",
+		  "{\"ok\":true,\"refreshed\":true}" },
+		{ "{\"op\":\"hold\",\"name\":\"t\",\"reason\":\"r\",\"timeout_usec\":5000000}",
+		  "{\"ok\":true,\"timeout_usec\":5000000}" },
+		{ "{\"op\":\"release\",\"name\":\"w\"}", "{\"ok\":true}" },
+		{ "{\"op\":\"release\",\"name\":\"t\"}", "{\"ok\":true}" },
+	};
+	struct harness *h = *state;
+	int fd = raw_connect(h->socket);
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char *r = raw_call(fd, steps[i].request, strlen(steps[i].request));
+
+		assert_non_null(r);
+		if (steps[i].reply)
+			assert_string_equal(r, steps[i].reply);
+		free(r);
+	}
+	assert_int_equal(n_holds(h), 0);
+	close(fd);
+}
+
 static void test_hold_timeout_expires(void **state)
 {
 	struct harness *h = *state;
@@ -505,6 +536,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hold_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_reply_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_timeout_expires, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_dies_with_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_real_time, setup, teardown),
