@@ -382,6 +382,14 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
 		}
 	}
+	/* Say so at start, not only when a cycle fails: every signal goes through pidfds. */
+	r = pidfd_open(getpid(), 0);
+	if (r < 0)
+		log_warning_errno(errno,
+				  "pidfd_open() does not work here (%m): jailed tasks cannot be "
+				  "tracked, and cycles with jailed tasks will fail");
+	else
+		(void)close(r);
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
 	if (r < 0)
 		goto fail;
@@ -782,12 +790,23 @@ static void mark_gone(struct qj_engine *e, struct task *t)
 		log_action(e, t, gone_outcome(t));
 }
 
+/*
+ * Whether add_task()'s error means the task is no longer ours to track (exited,
+ * or moved out of the jail since the listing).  Anything else (EMFILE, ENOSYS
+ * without pidfd_open) leaves a jailed task unwatched: the quiesce step must
+ * fail rather than report a quiet jail (fail closed, retried with backoff).
+ */
+static bool task_vanished(int r)
+{
+	return r == -ESRCH || r == -ENOENT;
+}
+
 static int rescan(struct qj_engine *e, uint64_t now)
 {
 	char **apps = NULL;
 	struct task *added = NULL;
 	size_t n_added = 0;
-	int r;
+	int r, untracked = 0;
 
 	e->generation++;
 	r = qj_cgroup_list_apps(e->cg, &apps);
@@ -819,6 +838,11 @@ static int rescan(struct qj_engine *e, uint64_t now)
 					task_done(t);
 					*t = fresh;
 				} else if (r != -ENOMEM) {
+					if (!task_vanished(r)) {
+						log_warning_errno(r, "Cannot track %d in %s: %m",
+								  pids[i], *a);
+						untracked = untracked ?: r;
+					}
 					r = 0;
 				}
 				continue;
@@ -833,8 +857,12 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			if (r == 0)
 				n_added++;
 			else if (r != -ENOMEM) {
-				log_debug_errno(r, "Not tracking %d in %s: %m", pids[i], *a);
-				r = 0; /* gone or moved meanwhile */
+				if (!task_vanished(r)) {
+					log_warning_errno(r, "Cannot track %d in %s: %m", pids[i],
+							  *a);
+					untracked = untracked ?: r;
+				}
+				r = 0;
 			}
 		}
 		free(pids);
@@ -876,7 +904,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
 		mark_gone(e, t);
 	}
-	return r;
+	return r < 0 ? r : untracked;
 }
 
 static bool app_frozen(struct qj_engine *e, const char *app)

@@ -29,6 +29,8 @@ struct harness {
 
 /* Daemon started with -d (debug log into h->log); benchmarks turn it off. Default true. */
 extern bool harness_debug;
+/* The next daemon started gets ENOSYS from pidfd_open() (seccomp), as on old kernels. */
+extern bool harness_no_pidfd;
 
 /* Creates the directory and policy, starts the daemon, waits until it answers. */
 int harness_start(struct harness *h, const char *policy_text);
@@ -36,6 +38,8 @@ int harness_start(struct harness *h, const char *policy_text);
 int harness_kill9_restart(struct harness *h);
 /* Rewrites the policy file (for reload tests). */
 int harness_write_policy(struct harness *h, const char *file, const char *policy_text);
+/* harness_stop(), then a new daemon on the same state; 0 or negative errno. */
+int harness_restart(struct harness *h);
 /* SIGTERM, wait; returns the daemon's exit status (or -1). */
 int harness_stop(struct harness *h);
 /* Removes the temporary directory. */

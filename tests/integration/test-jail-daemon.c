@@ -229,6 +229,66 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 	qj_close(c);
 }
 
+static bool log_has(struct harness *h, const char *text)
+{
+	char buf[65536];
+	FILE *f = fopen(h->log, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/*
+ * A jailed task the engine cannot track (here pidfd_open() gives ENOSYS, as on
+ * kernels before 5.3) must fail the quiesce step, not pass for a quiet jail:
+ * no suspend, the cycle's result names the error, and the daemon said why at
+ * start and at the cycle.
+ */
+static void test_untrackable_task_fails_cycle(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char exe[512];
+	char *argv[] = { exe, NULL };
+	const char *result = NULL;
+	json_t *j = NULL;
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	harness_no_pidfd = true;
+	assert_int_equal(harness_restart(h), 0);
+	harness_no_pidfd = false;
+	assert_true(log_has(h, "pidfd_open() does not work here"));
+
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	app_path("busy", exe, sizeof(exe));
+	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
+	assert_int_equal(qj_suspend(c), 0);
+	for (int i = 0; i < 500; i++) {
+		json_decref(j);
+		j = harness_status(h);
+		result = json_string_value(json_object_get(json_object_get(j, "last"), "result"));
+		if (result && strcmp(result, "failed") == 0)
+			break;
+		msleep(10);
+	}
+	assert_non_null(result);
+	assert_string_equal(result, "failed");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "last"), "error")),
+			    "ENOSYS");
+	assert_int_equal(json_integer_value(json_object_get(j, "suspends")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "dry_runs")), 0);
+	json_decref(j);
+	assert_true(log_has(h, "Cannot track"));
+	assert_int_not_equal(itest_state(pid), 'T');
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(c);
+}
+
 /* kill -9 of qosjaild mid-cycle leaves a task stopped; the next start must continue it. */
 static void test_kill9_mid_cycle_then_restart(void **state)
 {
@@ -338,6 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untrackable_task_fails_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup, teardown),
