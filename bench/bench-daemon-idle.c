@@ -18,26 +18,6 @@
 static const char policy[] = "version: 1\n"
 			     "suspend: { backend: dry-run, idle_delay: 1h }\n";
 
-static long status_field(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t k = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, k) == 0 && line[k] == ':') {
-			v = strtol(line + k + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /* Processes created on the whole machine so far (/proc/stat "processes"). */
 static long forks_total(void)
 {
@@ -91,7 +71,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	sleep(1); /* let start-up settle */
-	rss = status_field(h.pid, "VmRSS");
+	rss = harness_rss_kib(h.pid);
 	d0 = vcsw(h.pid);
 	f0 = vcsw(floor_pid);
 	p0 = forks_total();

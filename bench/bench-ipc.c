@@ -119,23 +119,6 @@ static double ours(struct harness *h, int client_cpu, int daemon_cpu, int rounds
 	return (double)(t1 - t0) / (2.0 * rounds);
 }
 
-static long rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -196,7 +179,7 @@ int main(void)
 		fprintf(stderr, "cannot start qosjaild (root and cgroup2 needed)\n");
 		return 1;
 	}
-	rss_start = rss_kib(h.pid);
+	rss_start = harness_rss_kib(h.pid);
 	printf("bench-ipc: %d rounds of %d round trips per side, 40-byte raw echo vs libqosjail "
 	       "hold/release; medians\n",
 	       N_ROUNDS, ROUNDS);
@@ -222,7 +205,7 @@ int main(void)
 		if (qj_open(h.socket, &conns[n]) < 0 || qj_hold(conns[n], name, "load", 0, 0) < 0)
 			break;
 	}
-	rss_loaded = rss_kib(h.pid);
+	rss_loaded = harness_rss_kib(h.pid);
 	printf("1000 clients: %d connected, each holding; qosjaild RSS %ld KiB at start, "
 	       "%ld KiB loaded (goal < 16384)\n",
 	       n, rss_start, rss_loaded);

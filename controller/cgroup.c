@@ -218,6 +218,14 @@ static char *v1_app_path(const struct qj_cgroup *c, const char *app)
 	return app ? join(c->cpu_path, app) : strdup(c->cpu_path);
 }
 
+/* A knob file of an app's v1 cpu group (the jail's own for @app NULL). */
+static char *v1_knob_path(const struct qj_cgroup *c, const char *app, const char *knob)
+{
+	_cleanup_free_ char *dir = v1_app_path(c, app);
+
+	return dir ? join(dir, knob) : NULL;
+}
+
 /* Creates a v1 cpu group through libcgroup (it needs a controller or it does nothing). */
 static int v1_create(const struct qj_cgroup *c, const char *app)
 {
@@ -256,8 +264,7 @@ static int v1_set(const struct qj_cgroup *c, const char *app, const char *knob, 
 	if (!rel)
 		return -ENOMEM;
 	if (!c->libcgroup) {
-		_cleanup_free_ char *dir = v1_app_path(c, app);
-		_cleanup_free_ char *p = dir ? join(dir, knob) : NULL;
+		_cleanup_free_ char *p = v1_knob_path(c, app, knob);
 		char buf[32];
 
 		if (!p)
@@ -286,8 +293,7 @@ static int v1_get(const struct qj_cgroup *c, const char *app, const char *knob, 
 	if (!rel)
 		return -ENOMEM;
 	if (!c->libcgroup) {
-		_cleanup_free_ char *dir = v1_app_path(c, app);
-		_cleanup_free_ char *p = dir ? join(dir, knob) : NULL;
+		_cleanup_free_ char *p = v1_knob_path(c, app, knob);
 		_cleanup_free_ char *s = NULL;
 
 		if (!p)
@@ -319,8 +325,7 @@ static int v1_attach(const struct qj_cgroup *c, const char *app, pid_t tid)
 	if (!rel)
 		return -ENOMEM;
 	if (!c->libcgroup) {
-		_cleanup_free_ char *dir = v1_app_path(c, app);
-		_cleanup_free_ char *p = dir ? join(dir, "tasks") : NULL;
+		_cleanup_free_ char *p = v1_knob_path(c, app, "tasks");
 		char buf[16];
 
 		if (!p)
@@ -668,8 +673,7 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 	snprintf(taskdir, sizeof(taskdir), "/proc/%d/task", pid);
 	/* v1 membership is per thread; threads created meanwhile: another pass. */
 	for (int pass = 0; pass < 3; pass++) {
-		_cleanup_free_ char *dir = v1_app_path(c, app);
-		_cleanup_free_ char *tasks = dir ? join(dir, "tasks") : NULL;
+		_cleanup_free_ char *tasks = v1_knob_path(c, app, "tasks");
 		pid_t *in = NULL;
 		size_t n_in = 0;
 		DIR *d;

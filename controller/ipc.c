@@ -115,25 +115,13 @@ static int client_flush(struct qj_ipc_client *c)
 
 	while (done < c->n_out) {
 		struct qj_ipc_out *o = &c->out[done];
-		union {
-			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(int))];
-		} control = {};
+		union qj_fd_control control;
 		struct iovec iov = { .iov_base = o->buf, .iov_len = o->len };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t k;
 
-		if (o->fd >= 0) {
-			struct cmsghdr *cm;
-
-			mh.msg_control = control.buf;
-			mh.msg_controllen = sizeof(control.buf);
-			cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(cm), &o->fd, sizeof(int));
-		}
+		if (o->fd >= 0)
+			qj_proto_attach_fd(&mh, &control, o->fd);
 		k = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (k < 0) {
 			if (errno == EINTR)

@@ -211,12 +211,23 @@ int qj_proto_encode(const json_t *msg, char **ret, size_t *ret_len)
 	return 0;
 }
 
+void qj_proto_attach_fd(struct msghdr *mh, union qj_fd_control *control, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(control, 0, sizeof(*control));
+	mh->msg_control = control->buf;
+	mh->msg_controllen = sizeof(control->buf);
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 int qj_proto_send(int fd, const json_t *msg, int pass_fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
+	union qj_fd_control control;
 	_cleanup_free_ char *s = NULL;
 	struct iovec iov;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -227,17 +238,8 @@ int qj_proto_send(int fd, const json_t *msg, int pass_fd)
 	if (r < 0)
 		return r;
 	iov = (struct iovec){ .iov_base = s, .iov_len = n };
-	if (pass_fd >= 0) {
-		struct cmsghdr *c;
-
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		qj_proto_attach_fd(&mh, &control, pass_fd);
 	for (;;) {
 		ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #define QJ_PROTO_VERSION 1
@@ -71,6 +72,15 @@ json_t *qj_reply_new_error(int error, const char *fmt, ...) __attribute__((forma
  * exceeds QJ_PROTO_MAX_MSG, -ENOMEM.
  */
 int qj_proto_encode(const json_t *msg, char **ret, size_t *ret_len);
+
+/* Room for the SCM_RIGHTS message of one passed fd. */
+union qj_fd_control {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
+/* Points @mh's control data at @control, filled to pass @fd (SCM_RIGHTS). */
+void qj_proto_attach_fd(struct msghdr *mh, union qj_fd_control *control, int fd);
 
 /*
  * Client side, blocking: sends @msg (with @pass_fd as SCM_RIGHTS when >= 0),

@@ -61,4 +61,7 @@ char *raw_call(int fd, const char *text, size_t len);
 
 void msleep(unsigned ms);
 
+/* Resident set of @pid in KiB (VmRSS), -1 when unreadable. */
+long harness_rss_kib(pid_t pid);
+
 #endif
