@@ -34,6 +34,8 @@ int ctl_suspend(int argc, char **argv, const struct ctl_options *o);
 int ctl_reload(int argc, char **argv, const struct ctl_options *o);
 int ctl_run(int argc, char **argv, const struct ctl_options *o);
 int ctl_place(int argc, char **argv, const struct ctl_options *o);
+/* qosjailctl explain PID (ctl-explain.c). */
+int ctl_explain(int argc, char **argv, const struct ctl_options *o);
 
 /* ctl-util.c: connect (printing why not), report a failure, exit status of a child. */
 int ctl_connect(const struct ctl_options *o, struct qj_conn **ret);

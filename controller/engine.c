@@ -1343,3 +1343,55 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 	*ret = c;
 	return 0;
 }
+
+int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *ret)
+{
+	_cleanup_free_ char *exe = NULL, *cmdline = NULL, *in_app = NULL;
+	struct qj_engine_explain x = { .rung = -1, .first_rung = -1 };
+	const struct qj_app *a = NULL;
+	struct qj_proc_status ps;
+	const struct task *t;
+	int r;
+
+	r = qj_proc_status_read(pid, &ps);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	x.uid = ps.uid;
+	x.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	r = qj_cgroup_app_of_pid(e->cg, pid, &in_app);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	x.jailed = r > 0;
+	if (x.jailed) {
+		snprintf(x.app, sizeof(x.app), "%s", in_app);
+		a = find_app(e->p, in_app);
+	} else {
+		/* Kernel threads have no exe: they match no rule. */
+		(void)qj_proc_exe(pid, &exe);
+		(void)qj_proc_cmdline(pid, &cmdline);
+		a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+		if (a)
+			snprintf(x.app, sizeof(x.app), "%s", a->name);
+	}
+	x.policy_app = a;
+	x.quiescing = e->quiescing;
+	t = find_task(e, pid);
+	if (x.jailed && e->quiescing && t && !t->gone) {
+		x.tracked = true;
+		x.activity = t->activity;
+		x.rung = t->rung;
+		x.stopped_by_us = t->stopped_by_us;
+	}
+	if (x.jailed) {
+		const struct app_state *as = app_state(e, x.app);
+
+		if (as) {
+			x.strikes = as->strikes;
+			x.frozen = as->frozen_by_us;
+		}
+	}
+	if (a && a->trust == QJ_TRUST_JAILED && !a->exempt)
+		x.first_rung = qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu);
+	*ret = x;
+	return 0;
+}

@@ -8,8 +8,11 @@
 #ifndef QJ_ENGINE_H
 #define QJ_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "ladder.h"
 
 struct qj_engine;
 struct qj_killlog;
@@ -60,5 +63,25 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 int qj_engine_restore(struct qj_engine *e, const char *why);
 
 int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret);
+
+/* What the engine knows of one process and would do to it (qosjailctl explain). */
+struct qj_engine_explain {
+	uid_t uid; /* the process's real uid */
+	bool jailed; /* in an app group of the jail */
+	char app[64]; /* its group when jailed, else the app its match rules name; "" */
+	const struct qj_app *policy_app; /* the policy's entry for @app; NULL when none */
+	bool quiescing; /* a cycle is quiescing the jail now */
+	bool tracked; /* in this cycle's task table */
+	enum qj_task_activity activity; /* when tracked: the last measurement */
+	int rung; /* when tracked: the last rung applied this cycle, -1 none */
+	bool stopped_by_us;
+	bool frozen; /* its group is frozen by qosjail */
+	unsigned strikes; /* of its app, before this cycle */
+	bool catches_sigxcpu;
+	int first_rung; /* where a busy task of its app starts on the ladder, -1 none */
+};
+
+/* Fills @ret for @pid.  -ESRCH when there is no such process. */
+int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *ret);
 
 #endif

@@ -144,15 +144,18 @@ QJ_EXPORT int qj_release(struct qj_conn *c, const char *name)
 	return call(c, json_pack("{s:s,s:s}", "op", "release", "name", name), NULL, NULL);
 }
 
-static int call_text(struct qj_conn *c, const char *op, char **ret_json)
+/* Sends @req (consumed); the reply without "ok" as JSON text. */
+static int call_text(struct qj_conn *c, json_t *req, char **ret_json)
 {
 	json_t *reply = NULL;
 	char *s;
 	int r;
 
-	if (!c || !ret_json)
+	if (!c || !ret_json) {
+		json_decref(req);
 		return -EINVAL;
-	r = call(c, json_pack("{s:s}", "op", op), &reply, NULL);
+	}
+	r = call(c, req, &reply, NULL);
 	if (r < 0)
 		return r;
 	(void)json_object_del(reply, "ok");
@@ -166,12 +169,19 @@ static int call_text(struct qj_conn *c, const char *op, char **ret_json)
 
 QJ_EXPORT int qj_status(struct qj_conn *c, char **ret_json)
 {
-	return call_text(c, "status", ret_json);
+	return call_text(c, json_pack("{s:s}", "op", "status"), ret_json);
 }
 
 QJ_EXPORT int qj_holds(struct qj_conn *c, char **ret_json)
 {
-	return call_text(c, "holds", ret_json);
+	return call_text(c, json_pack("{s:s}", "op", "holds"), ret_json);
+}
+
+QJ_EXPORT int qj_explain(struct qj_conn *c, pid_t pid, char **ret_json)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	return call_text(c, json_pack("{s:s,s:i}", "op", "explain", "pid", (int)pid), ret_json);
 }
 
 QJ_EXPORT int qj_place(struct qj_conn *c, const char *app, pid_t pid)

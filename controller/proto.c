@@ -11,10 +11,10 @@
 #include "util.h"
 
 static const char *const op_names[_QJ_OP_MAX] = {
-	[QJ_OP_HELLO] = "hello",     [QJ_OP_HOLD] = "hold",   [QJ_OP_RELEASE] = "release",
-	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds", [QJ_OP_PLACE] = "place",
-	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",     [QJ_OP_RELOAD] = "reload",
-	[QJ_OP_SUSPEND] = "suspend",
+	[QJ_OP_HELLO] = "hello",     [QJ_OP_HOLD] = "hold",	  [QJ_OP_RELEASE] = "release",
+	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds",	  [QJ_OP_PLACE] = "place",
+	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",	  [QJ_OP_RELOAD] = "reload",
+	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain",
 };
 
 /* Fields each op accepts besides "op"; 'R' required, 'O' optional. */
@@ -34,6 +34,7 @@ static const struct field op_fields[_QJ_OP_MAX][4] = {
 	[QJ_OP_PLACE] = { { "app", JSON_STRING, 'R' }, { "pid", JSON_INTEGER, 'R' } },
 	[QJ_OP_SPAWN] = { { "app", JSON_STRING, 'R' } },
 	[QJ_OP_RELOAD] = { { "path", JSON_STRING, 'O' } },
+	[QJ_OP_EXPLAIN] = { { "pid", JSON_INTEGER, 'R' } },
 };
 
 const char *qj_op_to_string(enum qj_op op)
@@ -154,7 +155,8 @@ int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *
 	v = json_object_get(r.root, "pid");
 	if (v) {
 		if (json_integer_value(v) <= 0 || json_integer_value(v) > INT32_MAX) {
-			snprintf(err, err_len, "place: field \"pid\" must be a positive pid");
+			snprintf(err, err_len, "%s: field \"pid\" must be a positive pid",
+				 op_names[r.op]);
 			goto fail;
 		}
 		r.pid = (pid_t)json_integer_value(v);

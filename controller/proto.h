@@ -32,6 +32,7 @@ enum qj_op {
 	QJ_OP_LOG,
 	QJ_OP_RELOAD,
 	QJ_OP_SUSPEND,
+	QJ_OP_EXPLAIN,
 	_QJ_OP_MAX,
 	_QJ_OP_INVALID = -EINVAL,
 };

@@ -114,6 +114,20 @@ int qj_status(struct qj_conn *conn, char **ret_json);
 int qj_holds(struct qj_conn *conn, char **ret_json);
 
 /**
+ * qj_explain() - Why a process is or is not jailed, and what the next quiesce
+ *	would do to it, as JSON text.
+ * @conn: connection.
+ * @pid: the process.
+ * @ret_json: malloc()ed JSON object (pid, comm, exe, uid, jailed, app, trust,
+ *	exempt, why, strikes, ladder: the rungs a busy process goes through,
+ *	cycle: what the current quiesce knows of it); free() it.
+ *
+ * Return: 0, -ESRCH for no such process, -EPERM for another user's process
+ * unless the caller is root or may read logs, or negative errno.
+ */
+int qj_explain(struct qj_conn *conn, pid_t pid, char **ret_json);
+
+/**
  * qj_place() - Move a running process into an app's jail group.
  * @conn: connection (access.place).
  * @app: app name from the policy.

@@ -350,6 +350,7 @@ static int nobody_refused(struct harness *h)
 {
 	struct qj_conn *c = NULL;
 	char *argv[] = { "true", NULL };
+	char *text = NULL;
 	pid_t pid;
 	int fd;
 
@@ -367,6 +368,12 @@ static int nobody_refused(struct harness *h)
 		return 6;
 	if (qj_hold(c, "n", "r", 0, 0) != 0) /* hold: "*" */
 		return 7;
+	/* explain: another user's process only for log readers; one's own always. */
+	if (qj_explain(c, 1, &text) != -EPERM || !strstr(qj_last_error(c), "access.logs"))
+		return 8;
+	if (qj_explain(c, getpid(), &text) != 0 || !strstr(text, "\"uid\":65534"))
+		return 9;
+	free(text);
 	qj_close(c);
 	return 0;
 }

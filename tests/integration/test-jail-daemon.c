@@ -289,6 +289,79 @@ static void test_untrackable_task_fails_cycle(void **state)
 	qj_close(c);
 }
 
+static json_t *explain(struct qj_conn *c, pid_t pid)
+{
+	char *text = NULL;
+	json_t *j;
+
+	assert_int_equal(qj_explain(c, pid, &text), 0);
+	j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	free(text);
+	return j;
+}
+
+/* qosjailctl explain: jailed or not and why, the ladder ahead, what the running quiesce did. */
+static void test_explain(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char cmd[1024], out[4096] = "";
+	json_t *j, *cy;
+	size_t n;
+	FILE *f;
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+
+	j = explain(c, getpid()); /* this test: matches no app */
+	assert_false(json_is_true(json_object_get(j, "jailed")));
+	assert_true(json_is_null(json_object_get(j, "app")));
+	assert_string_equal(json_string_value(json_object_get(j, "why")),
+			    "not jailed: matches no app of the policy");
+	assert_int_equal(json_array_size(json_object_get(j, "ladder")), 0);
+	json_decref(j);
+	assert_int_equal(qj_explain(c, 0x7ffffff0, &(char *){ NULL }), -ESRCH);
+
+	pid = spawn_busy_until_stopped(h, c);
+	j = explain(c, pid);
+	assert_true(json_is_true(json_object_get(j, "jailed")));
+	assert_string_equal(json_string_value(json_object_get(j, "app")), "busy");
+	assert_string_equal(json_string_value(json_object_get(j, "trust")), "jailed");
+	assert_non_null(strstr(json_string_value(json_object_get(j, "why")), "jailed in app busy"));
+	assert_int_equal(json_array_size(json_object_get(j, "ladder")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "ladder"), 0), "action")),
+			    "SIGSTOP");
+	cy = json_object_get(j, "cycle");
+	assert_true(json_is_true(json_object_get(cy, "quiescing")));
+	assert_true(json_is_true(json_object_get(cy, "tracked")));
+	assert_true(json_is_true(json_object_get(cy, "stopped_by_qosjail")));
+	assert_string_equal(json_string_value(json_object_get(cy, "rung")),
+			    json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "ladder"), 0), "name")));
+	json_decref(j);
+
+	/* The command line's table says the same. */
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s explain %d",
+		 getenv("QJ_BUILD_DIR"), h->socket, pid);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	assert_int_equal(pclose(f), 0);
+	assert_non_null(strstr(out, "Jailed:   yes"));
+	assert_non_null(strstr(out, "stopped by qosjail"));
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s explain nope 2>/dev/null",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(c);
+}
+
 /* kill -9 of qosjaild mid-cycle leaves a task stopped; the next start must continue it. */
 static void test_kill9_mid_cycle_then_restart(void **state)
 {
@@ -399,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrackable_task_fails_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup, teardown),
