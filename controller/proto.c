@@ -186,12 +186,23 @@ json_t *qj_reply_new_ok(void)
 json_t *qj_reply_new_error(int error, const char *fmt, ...)
 {
 	const char *name = strerrorname_np(-error);
+	json_t *probe;
 	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/*
+	 * Messages may quote what the client sent (jansson's error text does), and a JSON
+	 * string must be UTF-8: rather than no reply, one with the non-ASCII bytes as '?'.
+	 */
+	probe = json_string(msg);
+	if (!probe)
+		for (char *p = msg; *p; p++)
+			if ((unsigned char)*p >= 0x80)
+				*p = '?';
+	json_decref(probe);
 	return json_pack("{s:b,s:s,s:i,s:s}", "ok", 0, "error", name ? name : "EIO", "errno",
 			 -error, "message", msg);
 }

@@ -47,7 +47,7 @@ struct qj_request {
 	uint64_t timeout_usec; /* hold; 0 = none */
 	bool nonblock; /* hold: EAGAIN instead of waiting while the jail is quiesced */
 	const char *app; /* place, spawn */
-	pid_t pid; /* place */
+	pid_t pid; /* place, explain */
 	const char *path; /* reload; NULL = the running policy's file */
 };
 

@@ -247,6 +247,10 @@ static void test_bad_messages_others_served(void **state)
 		{ "{\"op\":\"hold\",\"name\":\"x\",\"reason\":\"r\"}", "EPROTO" }, /* no hello */
 		{ "{\"op\":\"hello\",\"version\":1}", NULL },
 		{ "this is not json", "EBADMSG" },
+		/* jansson's error quotes the invalid UTF-8: still a reply (found by fuzz-proto). */
+		{ "{\"op\\\xde\x8d\x8f\x9d"
+		  "acid\":2a",
+		  "EBADMSG" },
 		{ "[\"op\",\"hold\"]", "EBADMSG" },
 		{ "{\"op\":\"teleport\"}", "EOPNOTSUPP" },
 		{ "{\"op\":\"hold\",\"name\":5,\"reason\":\"r\"}", "EINVAL" },
