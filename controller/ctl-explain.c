@@ -57,7 +57,8 @@ static void print_explain(const json_t *j)
 		printf("Now:      quiescing; %s%s%s%s%s\n",
 		       json_is_true(json_object_get(cy, "tracked")) ? str(cy, "activity", "?") :
 								      "not tracked",
-		       json_is_string(json_object_get(cy, "rung")) ? ", last rung " : "", str(cy, "rung", ""),
+		       json_is_string(json_object_get(cy, "rung")) ? ", last rung " : "",
+		       str(cy, "rung", ""),
 		       json_is_true(json_object_get(cy, "stopped_by_qosjail")) ?
 			       ", stopped by qosjail" :
 			       "",
