@@ -340,3 +340,41 @@ long harness_rss_kib(pid_t pid)
 	fclose(f);
 	return kib;
 }
+
+int harness_setup(void **state, const char *policy_text)
+{
+	struct harness *h;
+	const char *why;
+
+	*state = NULL;
+	if (!itest_available(&why)) {
+		fprintf(stderr, "no daemon harness: %s\n", why);
+		return itest_ci() ? -1 : 0;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -1;
+	if (harness_start(h, policy_text) < 0) {
+		harness_dump_log(h);
+		free(h);
+		return -1;
+	}
+	*state = h;
+	return 0;
+}
+
+int harness_teardown(void **state)
+{
+	struct harness *h = *state;
+	int status;
+
+	if (!h)
+		return 0;
+	status = harness_stop(h);
+	if (status != 0)
+		harness_dump_log(h);
+	harness_cleanup(h);
+	free(h);
+	*state = NULL;
+	return status == 0 ? 0 : -1;
+}

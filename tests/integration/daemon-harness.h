@@ -64,4 +64,12 @@ void msleep(unsigned ms);
 /* Resident set of @pid in KiB (VmRSS), -1 when unreadable. */
 long harness_rss_kib(pid_t pid);
 
+/*
+ * cmocka setup and teardown: a harness started on @policy_text in *state.
+ * Without root or cgroup2, *state is NULL (tests skip with a message) unless
+ * CI=true, where setup fails.
+ */
+int harness_setup(void **state, const char *policy_text);
+int harness_teardown(void **state);
+
 #endif

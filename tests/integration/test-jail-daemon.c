@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * qosjaild with its jail engine, on a test jail subtree: spawning into an
- * app's group (library and `qosjailctl run`), a hold aborting a quiesce that
- * already stopped a busy task (it must be continued), and jailed peers whose
- * hold requests wait for resume instead of keeping the system awake.
+ * app's group (library and `qosjailctl run`), a hold during a cycle that
+ * already stopped a busy task (it must be continued), a task the engine
+ * cannot track (the cycle fails), kill -9 of the daemon mid-cycle, `explain`,
+ * and jailed peers whose hold requests wait for resume instead of keeping the
+ * system awake.
  *
  * Apps match nonexistent executables: tests place and spawn into them by
  * name, and the daemon must not jail other programs running on the machine.
@@ -49,38 +51,7 @@ static const char policy_jail[] = "version: 1\n"
 
 static int setup(void **state)
 {
-	struct harness *h = calloc(1, sizeof(*h));
-	const char *why;
-
-	if (!itest_available(&why)) {
-		free(h);
-		if (itest_ci())
-			return -1;
-		return 0;
-	}
-	if (!h || harness_start(h, policy_jail) < 0) {
-		if (h)
-			harness_dump_log(h);
-		free(h);
-		return -1;
-	}
-	*state = h;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct harness *h = *state;
-	int status;
-
-	if (!h)
-		return 0;
-	status = harness_stop(h);
-	if (status != 0)
-		harness_dump_log(h);
-	harness_cleanup(h);
-	free(h);
-	return status == 0 ? 0 : -1;
+	return harness_setup(state, policy_jail);
 }
 
 #define REQUIRE_HARNESS(h)                                              \
@@ -196,10 +167,16 @@ static pid_t spawn_busy_until_stopped(struct harness *h, struct qj_conn *c)
 	return pid;
 }
 
-static void test_hold_aborts_quiesce_continues_stopped(void **state)
+/*
+ * A hold during a cycle continues everything qosjail stopped.  The engine confirms the
+ * stop 10 ms after sending it and the cycle moves on to the (1.5 s) dry-run suspend, so
+ * the hold lands in either phase: it aborts the quiesce or interrupts the suspend.
+ */
+static void test_hold_during_cycle_continues_stopped(void **state)
 {
 	struct harness *h = *state;
 	struct qj_conn *c = NULL, *holder = NULL;
+	const char *result;
 	pid_t pid;
 	json_t *j;
 	char st;
@@ -207,9 +184,7 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 	REQUIRE_HARNESS(h);
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	pid = spawn_busy_until_stopped(h, c);
-	assert_true(harness_wait_state(h, "quiescing", 0));
 
-	/* A hold now aborts the cycle: everything stopped is continued. */
 	assert_int_equal(qj_open(h->socket, &holder), 0);
 	assert_int_equal(qj_hold(holder, "user", "key press", 0, 0), 0);
 	assert_true(harness_wait_state(h, "awake", 2000));
@@ -217,9 +192,11 @@ static void test_hold_aborts_quiesce_continues_stopped(void **state)
 		msleep(10);
 	assert_true(st == 'R' || st == 'S');
 	j = harness_status(h);
-	assert_string_equal(
-		json_string_value(json_object_get(json_object_get(j, "last"), "result")),
-		"aborted");
+	result = json_string_value(json_object_get(json_object_get(j, "last"), "result"));
+	assert_non_null(result);
+	if (strcmp(result, "aborted") != 0 && strcmp(result, "interrupted") != 0)
+		fail_msg("cycle result %s, expected aborted or interrupted", result);
+	assert_int_equal(json_integer_value(json_object_get(j, "suspends")), 0);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "jail"), "stopped")),
 			 0);
 	json_decref(j);
@@ -469,15 +446,18 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_untrackable_task_fails_cycle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hold_aborts_quiesce_continues_stopped, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_into_app_group, setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_ctl_run_and_hold_exit_status, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_untrackable_task_fails_cycle, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_explain, setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hold_during_cycle_continues_stopped, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup,
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
-						teardown),
+						harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
