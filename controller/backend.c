@@ -45,8 +45,8 @@ static void on_sigusr1(int sig)
 }
 
 /*
- * One read(2): sysfs hands out a whole attribute in the first read, and the
- * test's FIFO stand-in relies on it (it cannot signal EOF between two reads).
+ * One read(2): sysfs hands out a whole attribute in the first read (so does
+ * the tests' fake, tests/support/fake-sysfs.c).
  */
 static int read_text(const char *path, char *buf, size_t size)
 {
