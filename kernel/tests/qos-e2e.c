@@ -4,7 +4,7 @@
  * the initramfs of kernel/scripts/e2e inside QEMU (never on a host: it
  * suspends the machine it runs on).
  *
- * Prints one "QJ-E2E: PASS|FAIL <check>: <detail>" line per check (a)-(g),
+ * Prints one "QJ-E2E: PASS|FAIL <check>: <detail>" line per check (a)-(i),
  * "QJ-BENCH: ..." lines for the micro-benchmark and "QJ-E2E: DONE" last.
  * Expects /sys/power/pm_test set (or real S3 with a wakeup source), debugfs
  * at /sys/kernel/debug and evdev.qos_hold=1 on the kernel command line.
@@ -226,6 +226,81 @@ static void check_c(void)
 	       strerror(-r), dt, strerror(-r2));
 }
 
+/*
+ * A cpu latency constraint too short for suspend, added while a "qos"
+ * write waits on a held request, ends the wait with EBUSY.
+ */
+static void check_h(void)
+{
+	int32_t us = 10;
+	int hfd = hold("e2e-h", 1), fd, code;
+	pid_t pid;
+	double t;
+
+	if (hfd < 0) {
+		report(0, "h", "hold: %s", strerror(-hfd));
+		return;
+	}
+	pid = spawn_qos();
+	code = wait_child(pid, 1000);
+	if (code != -1) {
+		close(hfd);
+		report(0, "h", "qos returned (%s) while held",
+		       strerror(code));
+		return;
+	}
+	fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, &us, sizeof(us)) != sizeof(us)) {
+		report(0, "h", "cpu_dma_latency: %s", strerror(errno));
+		close(hfd);
+		wait_child(pid, 60000);
+		return;
+	}
+	t = now();
+	code = wait_child(pid, 5000);
+	report(code == EBUSY, "h",
+	       "10 us cpu latency request during the wait: %s after %.2f s",
+	       code == -1 ? "still waiting" :
+	       code ? strerror(code) : "suspended", now() - t);
+	close(fd);
+	close(hfd);
+	if (code == -1)
+		wait_child(pid, 60000);
+}
+
+/*
+ * A removed request leaves the table and its statistics are added up in
+ * the "deleted" line, as for wakeup sources.
+ */
+static void check_i(void)
+{
+	struct row d0, d1, r;
+	int fd, ok;
+
+	if (find_row(STATS, -1, "deleted", &d0)) {
+		report(0, "i", "no \"deleted\" line in %s", STATS);
+		return;
+	}
+	fd = hold("e2e-i", 1);
+	if (fd < 0) {
+		report(0, "i", "hold: %s", strerror(-fd));
+		return;
+	}
+	sleep_ms(300);
+	close(fd);
+	ok = !find_row(STATS, -1, "deleted", &d1) &&
+	     find_row(STATS, -1, "e2e-i", &r) == -ENOENT &&
+	     d1.active_count == d0.active_count + 1 &&
+	     d1.event_count == d0.event_count + 1 &&
+	     d1.total - d0.total >= 280 && d1.total - d0.total < 10000 &&
+	     d1.value == 0 && d1.active_since == 0;
+	report(ok, "i",
+	       "deleted line: active_count %ld -> %ld, event_count %ld -> %ld, total %ld -> %ld ms; e2e-i %s",
+	       d0.active_count, d1.active_count, d0.event_count,
+	       d1.event_count, d0.total, d1.total,
+	       find_row(STATS, -1, "e2e-i", &r) ? "gone" : "still listed");
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -302,7 +377,7 @@ static void check_f(void)
 	}
 	close(fd);
 	code = wait_child(pid, 60000);
-	/* Times have tick resolution (ktime_get_coarse()): 20 ms slack. */
+	/* Times have tick resolution (jiffies): 20 ms slack. */
 	ok = d.value == 2 && d.active_count == 2 && d.event_count == 2 &&
 	     d.total >= 1480 && d.total < 10000 && d.max >= 1180 &&
 	     d.active_since >= 1180 && d.prevent >= 980 &&
@@ -442,6 +517,8 @@ int main(int argc, char **argv)
 	check_e();
 	check_f();
 	check_g();
+	check_h();
+	check_i();
 	bench();
 	printf("QJ-E2E: DONE %d failure(s)\n", failures);
 	return failures ? 1 : 0;
