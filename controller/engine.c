@@ -110,14 +110,6 @@ static uint64_t realtime_now(void)
 	return now_usec(CLOCK_REALTIME);
 }
 
-static const struct qj_app *find_app(const struct qj_policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_apps; i++)
-		if (strcmp(p->apps[i].name, name) == 0)
-			return &p->apps[i];
-	return NULL;
-}
-
 static struct app_state *app_state(struct qj_engine *e, const char *name)
 {
 	struct app_state *v;
@@ -483,7 +475,7 @@ int qj_engine_procmon_fd(const struct qj_engine *e)
 
 static const struct qj_app *jailed_app(const struct qj_engine *e, const char *name)
 {
-	const struct qj_app *a = find_app(e->p, name);
+	const struct qj_app *a = qj_policy_find_app(e->p, name);
 
 	return a && a->trust == QJ_TRUST_JAILED ? a : NULL;
 }
@@ -791,14 +783,18 @@ static void mark_gone(struct qj_engine *e, struct task *t)
 }
 
 /*
- * Whether add_task()'s error means the task is no longer ours to track (exited,
- * or moved out of the jail since the listing).  Anything else (EMFILE, ENOSYS
- * without pidfd_open) leaves a jailed task unwatched: the quiesce step must
- * fail rather than report a quiet jail (fail closed, retried with backoff).
+ * add_task()'s error @r for @pid as the quiesce step must see it: 0 when the
+ * task is no longer ours to track (exited, or moved out of the jail since the
+ * listing), else @r.  EMFILE or ENOSYS (no pidfd_open) leave a jailed task
+ * unwatched: the step must fail rather than report a quiet jail (fail closed,
+ * retried with backoff).
  */
-static bool task_vanished(int r)
+static int untrackable(int r, pid_t pid, const char *app)
 {
-	return r == -ESRCH || r == -ENOENT;
+	if (r == -ESRCH || r == -ENOENT)
+		return 0;
+	log_warning_errno(r, "Cannot track %d in %s: %m", pid, app);
+	return r;
 }
 
 static int rescan(struct qj_engine *e, uint64_t now)
@@ -838,11 +834,8 @@ static int rescan(struct qj_engine *e, uint64_t now)
 					task_done(t);
 					*t = fresh;
 				} else if (r != -ENOMEM) {
-					if (!task_vanished(r)) {
-						log_warning_errno(r, "Cannot track %d in %s: %m",
-								  pids[i], *a);
-						untracked = untracked ?: r;
-					}
+					r = untrackable(r, pids[i], *a); /* logs each one */
+					untracked = untracked ?: r;
 					r = 0;
 				}
 				continue;
@@ -857,11 +850,8 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			if (r == 0)
 				n_added++;
 			else if (r != -ENOMEM) {
-				if (!task_vanished(r)) {
-					log_warning_errno(r, "Cannot track %d in %s: %m", pids[i],
-							  *a);
-					untracked = untracked ?: r;
-				}
+				r = untrackable(r, pids[i], *a); /* logs each one */
+				untracked = untracked ?: r;
 				r = 0;
 			}
 		}
@@ -1151,7 +1141,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	sample_groups(e, now_usec);
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
-		const struct qj_app *app = find_app(e->p, t->app);
+		const struct qj_app *app = qj_policy_find_app(e->p, t->app);
 		struct app_state *as = app_state(e, t->app);
 		struct qj_ladder_task lt;
 		struct qj_ladder_decision d;
@@ -1364,7 +1354,7 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 	x.jailed = r > 0;
 	if (x.jailed) {
 		snprintf(x.app, sizeof(x.app), "%s", in_app);
-		a = find_app(e->p, in_app);
+		a = qj_policy_find_app(e->p, in_app);
 	} else {
 		/* Kernel threads have no exe: they match no rule. */
 		(void)qj_proc_exe(pid, &exe);
