@@ -547,13 +547,13 @@ static void handle_log(struct qj_daemon *d, struct qj_ipc_client *c)
 
 	if (!check_access(d, c, &d->policy->access_logs, "logs"))
 		return;
-	fd = open(d->policy->log_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = qj_killlog_open_reader(d->killlog);
 	if (fd < 0) {
-		reply_error(c, -errno, "cannot open the kill log %s: %s", d->policy->log_path,
-			    strerror(errno));
+		reply_error(c, fd, "cannot open the kill log %s: %s", d->policy->log_path,
+			    strerror(-fd));
 		return;
 	}
-	/* The reader gets a read-only fd: no path lookups with the daemon's privileges. */
+	/* A read-only reopen of the daemon's own descriptor: no path lookup as root. */
 	reply(c, json_pack("{s:b,s:s}", "ok", 1, "path", d->policy->log_path), fd);
 }
 
@@ -1126,12 +1126,17 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		 qj_power_kind(d->power) == QJ_BACKEND_DRY_RUN ? "no kernel write" :
 								 qj_power_path(d->power));
 
-	r = make_parent_dir(d->policy->log_path);
-	if (r >= 0)
-		r = qj_killlog_open(d->policy->log_path, d->policy->log_max_bytes,
-				    d->policy->log_keep, &d->killlog);
+	r = qj_killlog_open(d->policy->log_path, d->policy->log_max_bytes, d->policy->log_keep,
+			    &d->killlog);
 	if (r < 0) {
-		log_error_errno(r, "Failed to open the kill log %s: %m", d->policy->log_path);
+		log_error_errno(
+			r,
+			r == -EPERM ? "Refusing the kill log %s: its directory (and every one "
+				      "above it) must be owned by root and not writable by "
+				      "group or others, and the log a regular file: %m" :
+			r == -ELOOP ? "Refusing the kill log %s: a symlink on its path: %m" :
+				      "Failed to open the kill log %s: %m",
+			d->policy->log_path);
 		goto fail;
 	}
 	r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);

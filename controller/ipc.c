@@ -328,6 +328,7 @@ int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, voi
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct epoll_event ev;
 	struct qj_ipc *s;
+	mode_t old_umask;
 	int r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -347,8 +348,14 @@ int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, voi
 		goto fail;
 	}
 	(void)unlink(path);
-	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
-	    listen(s->fd, SOMAXCONN) < 0) {
+	/*
+	 * The mode comes from the umask at bind(): no chmod(path) afterwards, which
+	 * would follow a symlink put in the socket's place.  Single-threaded here.
+	 */
+	old_umask = umask(0111);
+	r = bind(s->fd, (struct sockaddr *)&sa, sizeof(sa));
+	(void)umask(old_umask);
+	if (r < 0 || listen(s->fd, SOMAXCONN) < 0) {
 		r = -errno;
 		goto fail;
 	}

@@ -17,6 +17,8 @@
 
 struct qj_killlog {
 	char *path;
+	char *base; /* last component of path, opened relative to dir_fd */
+	int dir_fd;
 	int fd;
 	uint64_t size;
 	uint64_t max_bytes;
@@ -27,39 +29,99 @@ static int open_log(struct qj_killlog *l)
 {
 	struct stat st;
 
-	l->fd = open(l->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	/* O_NOFOLLOW and a directory only root can write: nobody redirects the writer. */
+	l->fd = openat(l->dir_fd, l->base,
+		       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0640);
 	if (l->fd < 0)
 		return negative_errno();
 	if (fstat(l->fd, &st) < 0)
 		return negative_errno();
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		(void)close(l->fd);
+		l->fd = -EBADF;
+		return -EPERM;
+	}
 	l->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/*
+ * Opens the log's directory, creating it (0750) when missing, without
+ * following a symlink in any component.  Every directory on the way must be
+ * owned by root and not writable by group or others, except that an
+ * intermediate one may be a sticky world-writable directory such as /tmp;
+ * the log's own directory may not.
+ */
+static int open_log_dir(const char *dir, int *ret_fd)
+{
+	_cleanup_free_ char *copy = strdup(dir);
+	_cleanup_close_ int fd = -EBADF;
+	char *comp, *save = NULL;
+	struct stat st;
+
+	if (!copy)
+		return -ENOMEM;
+	if (dir[0] != '/')
+		return -EINVAL;
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	for (comp = strtok_r(copy, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (fstat(fd, &st) < 0)
+			return negative_errno();
+		if (!trusted_owner(st.st_uid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX)))
+			return -EPERM;
+		if (mkdirat(fd, comp, 0750) < 0 && errno != EEXIST)
+			return negative_errno();
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return errno == ENOTDIR ? -ELOOP : negative_errno();
+		(void)close(fd);
+		fd = next;
+	}
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!trusted_owner(st.st_uid) || (st.st_mode & 0022))
+		return -EPERM;
+	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
 
 int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct qj_killlog **ret)
 {
 	struct qj_killlog *l;
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *base = NULL;
 	int r;
 
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->fd = -EBADF;
+	l->dir_fd = -EBADF;
 	l->max_bytes = max_bytes;
 	l->keep = keep;
 	l->path = strdup(path);
 	dir = strdup(path);
-	if (!l->path || !dir) {
+	base = strdup(path);
+	if (!l->path || !dir || !base) {
 		qj_killlog_free(l);
 		return -ENOMEM;
 	}
-	if (mkdir(dirname(dir), 0750) < 0 && errno != EEXIST) {
-		r = negative_errno();
+	l->base = strdup(basename(base));
+	if (!l->base) {
 		qj_killlog_free(l);
-		return r;
+		return -ENOMEM;
 	}
-	r = open_log(l);
+	r = open_log_dir(dirname(dir), &l->dir_fd);
+	if (r >= 0)
+		r = open_log(l);
 	if (r < 0) {
 		qj_killlog_free(l);
 		return r;
@@ -74,7 +136,10 @@ struct qj_killlog *qj_killlog_free(struct qj_killlog *l)
 		return NULL;
 	if (l->fd >= 0)
 		(void)close(l->fd);
+	if (l->dir_fd >= 0)
+		(void)close(l->dir_fd);
 	free(l->path);
+	free(l->base);
 	free(l);
 	return NULL;
 }
@@ -84,9 +149,24 @@ const char *qj_killlog_path(const struct qj_killlog *l)
 	return l->path;
 }
 
+int qj_killlog_open_reader(const struct qj_killlog *l)
+{
+	char proc[64];
+	int fd;
+
+	if (l->fd < 0)
+		return -EBADF;
+	/* The file the daemon writes, never a path lookup: an own offset, read-only. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", l->fd);
+	fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	return fd;
+}
+
 static int rotate(struct qj_killlog *l)
 {
-	size_t n = strlen(l->path) + 16;
+	size_t n = strlen(l->base) + 16;
 	_cleanup_free_ char *from = malloc(n);
 	_cleanup_free_ char *to = malloc(n);
 
@@ -95,18 +175,19 @@ static int rotate(struct qj_killlog *l)
 	(void)close(l->fd);
 	l->fd = -EBADF;
 	if (l->keep == 0) {
-		if (unlink(l->path) < 0 && errno != ENOENT)
+		if (unlinkat(l->dir_fd, l->base, 0) < 0 && errno != ENOENT)
 			return negative_errno();
 		return open_log(l);
 	}
 	/* path.(keep-1) -> path.keep, ..., path -> path.1: the oldest falls off. */
 	for (unsigned i = l->keep; i > 0; i--) {
 		if (i == 1)
-			snprintf(from, n, "%s", l->path);
+			snprintf(from, n, "%s", l->base);
 		else
-			snprintf(from, n, "%s.%u", l->path, i - 1);
-		snprintf(to, n, "%s.%u", l->path, i);
-		if (rename(from, to) < 0 && errno != ENOENT)
+			snprintf(from, n, "%s.%u", l->base, i - 1);
+		snprintf(to, n, "%s.%u", l->base, i);
+		/* renameat() moves symlinks themselves; the directory is root's only. */
+		if (renameat(l->dir_fd, from, l->dir_fd, to) < 0 && errno != ENOENT)
 			return negative_errno();
 	}
 	return open_log(l);

@@ -35,10 +35,16 @@ struct qj_kill_record {
 	unsigned strikes;
 };
 
-/* Opens (creating it and its directory) @path for appending. */
+/*
+ * Opens (creating it and its directory) @path for appending, following no
+ * symlink; -EPERM when a directory on the way is not root's (or is writable by
+ * group or others, sticky /tmp-like ancestors excepted), -ELOOP on a symlink.
+ */
 int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct qj_killlog **ret);
 struct qj_killlog *qj_killlog_free(struct qj_killlog *l);
 const char *qj_killlog_path(const struct qj_killlog *l);
+/* A new read-only fd (own offset) on the file being written, not found by path. */
+int qj_killlog_open_reader(const struct qj_killlog *l);
 
 int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *r);
 /* Appends @obj (adds "ts" when missing) as one line; rotates first when it would not fit. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Kill log: records round-trip, filters, size rotation, RFC3339. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,142 @@ static void test_killlog_rotation(void **state)
 	collect_done(&c);
 }
 
+static void write_secret(const struct fixture *f, char *secret, size_t size)
+{
+	FILE *s;
+
+	snprintf(secret, size, "%s/secret", f->dir);
+	s = fopen(secret, "w");
+	assert_non_null(s);
+	fputs("root:secret\n", s);
+	assert_int_equal(fclose(s), 0);
+}
+
+static off_t size_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_size;
+}
+
+static void make_sub(const struct fixture *f, mode_t mode)
+{
+	char sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	assert_int_equal(mkdir(sub, mode), 0);
+	assert_int_equal(chmod(sub, mode), 0);
+}
+
+/* A symlink in the log's place, or in place of its directory, is refused. */
+static void test_killlog_refuses_symlinks(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	char secret[96], sub[96], real[96];
+
+	write_secret(f, secret, sizeof(secret));
+	make_sub(f, 0750);
+	assert_int_equal(symlink(secret, f->path), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -ELOOP);
+	assert_null(l);
+	assert_int_equal(size_of(secret), 12);
+
+	/* The directory itself a symlink to a root-owned one. */
+	assert_int_equal(unlink(f->path), 0);
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	snprintf(real, sizeof(real), "%s/real", f->dir);
+	assert_int_equal(rename(sub, real), 0);
+	assert_int_equal(symlink(real, sub), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -ELOOP);
+	assert_null(l);
+}
+
+/* A log directory a user owns, or group/others may write, is refused. */
+static void test_killlog_refuses_untrusted_dir(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	char sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	make_sub(f, 0750);
+	assert_int_equal(chown(sub, 65534, 65534), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -EPERM);
+	assert_int_equal(access(f->path, F_OK), -1);
+	assert_int_equal(chown(sub, 0, 0), 0);
+	assert_int_equal(chmod(sub, 0770), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -EPERM);
+	assert_int_equal(chmod(sub, 01777), 0); /* sticky is no excuse for the log's own dir */
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -EPERM);
+	/* An ancestor owned by a user: refused too. */
+	assert_int_equal(chmod(sub, 0750), 0);
+	assert_int_equal(chown(f->dir, 65534, 65534), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), -EPERM);
+	assert_int_equal(chown(f->dir, 0, 0), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	l = qj_killlog_free(l);
+}
+
+/* Rotation moves a symlink found in a rotation target, never writes through it. */
+static void test_killlog_rotation_symlink(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	char secret[96], p[128];
+
+	write_secret(f, secret, sizeof(secret));
+	assert_int_equal(qj_killlog_open(f->path, 600, 2, &l), 0);
+	snprintf(p, sizeof(p), "%s.1", f->path);
+	assert_int_equal(symlink(secret, p), 0);
+	snprintf(p, sizeof(p), "%s.2", f->path);
+	assert_int_equal(symlink(secret, p), 0);
+	for (int i = 0; i < 20; i++) {
+		struct qj_kill_record r = rec((uint64_t)i, "busy", 100 + i, "sigstop");
+
+		assert_int_equal(qj_killlog_append(l, &r), 0);
+	}
+	/* The live file swapped for a symlink: the next rotation must not open it. */
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(symlink(secret, f->path), 0);
+	for (int i = 20; i < 30; i++) {
+		struct qj_kill_record r = rec((uint64_t)i, "busy", 100 + i, "sigstop");
+
+		(void)qj_killlog_append(l, &r);
+	}
+	l = qj_killlog_free(l);
+	assert_int_equal(size_of(secret), 12);
+}
+
+/* The reader's fd is the daemon's file even when the path was swapped. */
+static void test_killlog_reader_not_by_path(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_kill_record r = rec(1, "busy", 100, "sigstop");
+	char secret[96], moved[128], buf[2];
+	struct stat want, got;
+	int fd;
+
+	write_secret(f, secret, sizeof(secret));
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	snprintf(moved, sizeof(moved), "%s.moved", f->path);
+	assert_int_equal(rename(f->path, moved), 0);
+	assert_int_equal(symlink(secret, f->path), 0);
+	fd = qj_killlog_open_reader(l);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &got), 0);
+	assert_int_equal(stat(moved, &want), 0);
+	assert_true(got.st_ino == want.st_ino && got.st_dev == want.st_dev);
+	assert_int_equal(read(fd, buf, 1), 1);
+	assert_int_equal(buf[0], '{');
+	assert_int_equal(write(fd, "x", 1), -1); /* read-only */
+	(void)close(fd);
+	l = qj_killlog_free(l);
+}
+
 static void test_rfc3339(void **state)
 {
 	char buf[32];
@@ -200,6 +337,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_killlog_append_read_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_refuses_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_refuses_untrusted_dir, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_rotation_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_reader_not_by_path, setup, teardown),
 		cmocka_unit_test(test_rfc3339),
 	};
 
