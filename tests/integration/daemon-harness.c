@@ -200,6 +200,13 @@ int harness_restart(struct harness *h)
 	return start_daemon(h);
 }
 
+int harness_respawn(struct harness *h)
+{
+	if (h->pid > 0)
+		return -EBUSY;
+	return start_daemon(h);
+}
+
 int harness_stop(struct harness *h)
 {
 	int status;
