@@ -63,6 +63,14 @@ static void print_record(struct log_out *o, json_t *rec)
 	snprintf(cpu, sizeof(cpu), "%lld/%lld ms",
 		 (long long)json_integer_value(json_object_get(rec, "cpu_ms")),
 		 (long long)json_integer_value(json_object_get(rec, "window_ms")));
+	if (strcmp(str(rec, "action"), "gap") == 0) {
+		/* The daemon could not write these (disk full): say so where they would be. */
+		printf("%-19s %-6s %-12s %-7s %-16s %-9s %lld records lost (%s) from %s to %s\n",
+		       when, "-", "-", "-", "-", "gap",
+		       (long long)json_integer_value(json_object_get(rec, "lost")),
+		       str(rec, "error"), str(rec, "first_ts"), str(rec, "last_ts"));
+		return;
+	}
 	if (strcmp(str(rec, "action"), "summary") == 0) {
 		printf("%-19s %-6lld %-12s %-7s %-16s %-9s %-18s %-12s %s (%lld actions, %lld "
 		       "stopped, %lld killed)\n",
@@ -213,7 +221,7 @@ static void help(void)
 	       "  -a, --app APP        only this app\n"
 	       "  -p, --pid PID        only this process\n"
 	       "  -A, --action ACTION  only this action (sigxcpu, sigstop, sigterm, sigkill,\n"
-	       "                       freeze, summary)\n"
+	       "                       freeze, summary, gap: records lost to a full disk)\n"
 	       "  -c, --cycle N        only this quiesce cycle\n"
 	       "  -S, --since WHEN     newer than WHEN: 12h, 30m, 2d, 45s or RFC3339\n"
 	       "  -n, --limit N        only the newest N records\n"

@@ -464,6 +464,17 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  (json_int_t)counts.frozen, "killed", (json_int_t)counts.killed));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	if (d->killlog) {
+		struct qj_killlog_stats ks;
+
+		/* Records lost to a full disk: the operator must learn the log has a hole. */
+		qj_killlog_get_stats(d->killlog, &ks);
+		(void)json_object_set_new(
+			j, "kill_log",
+			json_pack("{s:s,s:I,s:I,s:s?}", "path", qj_killlog_path(d->killlog), "lost",
+				  (json_int_t)ks.lost, "unrecorded", (json_int_t)ks.unrecorded,
+				  "error", ks.last_error ? strerrorname_np(-ks.last_error) : NULL));
+	}
 	reply(c, fit_reply(j), -1);
 }
 

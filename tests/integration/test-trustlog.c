@@ -2,11 +2,13 @@
 /*
  * The kill log and the daemon's outputs against hostile users, on a real
  * qosjaild (dry-run backend): the log op's fd while the log's path is swapped,
- * the socket's mode (issue 11 finding 4).
+ * the socket's mode (issue 11 finding 4), a full disk under the kill log
+ * (finding 7: a small tmpfs mounted by the test).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,7 +24,10 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "itest.h"
+#include "killlog.h"
 #include "qosjail.h"
+#include "util.h"
 
 /* Log readers: root and the adm group, as in the shipped policies. */
 static const char policy_logs[] = "version: 1\n"
@@ -196,12 +202,423 @@ static void test_socket_mode(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* ---- a full disk under the kill log (finding 7) ---- */
+
+/* A 4-page tmpfs, root's, mounted by the test on a fresh directory. */
+struct small_fs {
+	char dir[64];
+	char filler[96];
+	bool mounted;
+};
+
+static int small_fs_setup(void **state)
+{
+	struct small_fs *fs = calloc(1, sizeof(*fs));
+
+	if (!fs)
+		return -1;
+	snprintf(fs->dir, sizeof(fs->dir), "/tmp/qj-full-XXXXXX");
+	if (!mkdtemp(fs->dir) ||
+	    mount("qj-full", fs->dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=0755") < 0) {
+		fprintf(stderr, "cannot mount a tmpfs on %s: %m\n", fs->dir);
+		(void)rmdir(fs->dir);
+		free(fs);
+		return -1;
+	}
+	fs->mounted = true;
+	snprintf(fs->filler, sizeof(fs->filler), "%s/filler", fs->dir);
+	*state = fs;
+	return 0;
+}
+
+static int small_fs_teardown(void **state)
+{
+	struct small_fs *fs = *state;
+
+	if (!fs)
+		return 0;
+	if (fs->mounted)
+		(void)umount2(fs->dir, MNT_DETACH);
+	(void)rmdir(fs->dir);
+	free(fs);
+	return 0;
+}
+
+/* Takes every free byte of the tmpfs. */
+static void fill(const struct small_fs *fs)
+{
+	static const char block[512];
+	int fd = open(fs->filler, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	assert_int_equal(errno, ENOSPC);
+	while (write(fd, block, 1) > 0)
+		;
+	close(fd);
+}
+
+static void unfill(const struct small_fs *fs)
+{
+	assert_int_equal(unlink(fs->filler), 0);
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+struct lines {
+	json_t *recs[64];
+	int n;
+};
+
+static int lines_cb(json_t *r, void *userdata)
+{
+	struct lines *c = userdata;
+
+	if (c->n < 64)
+		c->recs[c->n++] = json_incref(r);
+	return 0;
+}
+
+/*
+ * Every line of @path is a whole JSON object ending in a newline: no torn line,
+ * nothing glued to one.  The records in @ret (caller json_decref()s them).
+ */
+static void read_whole_lines(const char *path, struct lines *ret)
+{
+	char buf[16384];
+	FILE *f = fopen(path, "re");
+	size_t n, count = 0;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	assert_true(n == 0 || buf[n - 1] == '\n');
+	for (size_t i = 0; i < n; i++)
+		count += buf[i] == '\n';
+	rewind(f);
+	memset(ret, 0, sizeof(*ret));
+	assert_int_equal(qj_killlog_read(f, NULL, lines_cb, ret), (int)count);
+	fclose(f);
+}
+
+static void lines_done(struct lines *l)
+{
+	for (int i = 0; i < l->n; i++)
+		json_decref(l->recs[i]);
+	l->n = 0;
+}
+
+static struct qj_kill_record big_record(uint64_t cycle)
+{
+	static const char reason[] =
+		"busy: used the CPU over the sample window while a suspend was "
+		"pending; this reason is long so that a record spans a good "
+		"part of a page and the one that does not fit is cut short";
+
+	return (struct qj_kill_record){
+		.ts_usec = 1764752741123456ULL + cycle * USEC_PER_SEC,
+		.cycle = cycle,
+		.app = "busy",
+		.pid = 4242,
+		.comm = "qj-busy",
+		.exe = "/usr/bin/qj-busy",
+		.uid = 1000,
+		.cgroup = "/qosjail/busy",
+		.action = "sigstop",
+		.rung = 1,
+		.rung_name = "stop",
+		.reason = reason,
+		.cpu_ms = 290,
+		.window_ms = 300,
+		.outcome = "blocked",
+		.strikes = 1,
+	};
+}
+
+/*
+ * The disk fills up: the record that does not fit is written in part by the
+ * kernel (a short write, then ENOSPC) and must be cut back whole; the next
+ * one fails too; both are counted.  When space returns, a gap record saying
+ * two are missing (and when) comes before the next record, and every line of
+ * the log is whole.
+ */
+static void test_disk_full_cut_back_counted_gap(void **state)
+{
+	struct small_fs *fs = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_killlog_stats ks;
+	struct qj_kill_record r;
+	struct lines lines;
+	char path[128];
+	off_t before = 0;
+	uint64_t cycle = 1;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/log/kill.log", fs->dir);
+	assert_int_equal(qj_killlog_open(path, 0, 0, &l), 0);
+	r = big_record(cycle++);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	fill(fs);
+	/* Records fit in the log's last page until one crosses into the next. */
+	for (;;) {
+		before = file_size(path);
+		r = big_record(cycle++);
+		ret = qj_killlog_append(l, &r);
+		if (ret < 0)
+			break;
+		assert_true(cycle < 20);
+	}
+	assert_int_equal(ret, -ENOSPC);
+	/* It was written in part (the page was not full): now cut back whole. */
+	assert_true(before % 4096 != 0);
+	assert_int_equal(file_size(path), before);
+	qj_killlog_get_stats(l, &ks);
+	assert_true(ks.lost == 1 && ks.unrecorded == 1 && ks.last_error == -ENOSPC);
+	r = big_record(cycle++);
+	assert_int_equal(qj_killlog_append(l, &r), -ENOSPC);
+	assert_int_equal(file_size(path), before);
+	read_whole_lines(path, &lines);
+	lines_done(&lines);
+
+	unfill(fs);
+	r = big_record(cycle);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	qj_killlog_get_stats(l, &ks);
+	assert_true(ks.lost == 2 && ks.unrecorded == 0 && ks.last_error == -ENOSPC);
+	l = qj_killlog_free(l);
+
+	read_whole_lines(path, &lines);
+	assert_true(lines.n >= 3);
+	{
+		json_t *gap = lines.recs[lines.n - 2], *last = lines.recs[lines.n - 1];
+		char want_first[32], want_last[32];
+
+		assert_string_equal(json_string_value(json_object_get(gap, "action")), "gap");
+		assert_int_equal(json_integer_value(json_object_get(gap, "lost")), 2);
+		assert_string_equal(json_string_value(json_object_get(gap, "error")), "ENOSPC");
+		(void)qj_format_rfc3339(big_record(cycle - 2).ts_usec, want_first,
+					sizeof(want_first));
+		(void)qj_format_rfc3339(big_record(cycle - 1).ts_usec, want_last,
+					sizeof(want_last));
+		assert_string_equal(json_string_value(json_object_get(gap, "first_ts")),
+				    want_first);
+		assert_string_equal(json_string_value(json_object_get(gap, "last_ts")), want_last);
+		assert_int_equal(json_integer_value(json_object_get(last, "cycle")), cycle);
+		/* Before the gap: the records that fit, in order, none lost twice. */
+		for (int i = 0; i < lines.n - 2; i++)
+			assert_int_equal(
+				json_integer_value(json_object_get(lines.recs[i], "cycle")), i + 1);
+	}
+	lines_done(&lines);
+}
+
+/* A jail with one app ("busy") that the SIGSTOP rung stops and nothing else; log @LOG@. */
+static const char policy_jail_fmt[] = "version: 1\n"
+				      "suspend:\n"
+				      "  backend: dry-run\n"
+				      "  idle_delay: 1h\n"
+				      "  dry_run_length: 300ms\n"
+				      "jail:\n"
+				      "  cgroup: @CG@\n"
+				      "  cpu_cgroup: @CPU@\n"
+				      "  busy_threshold: 20%%\n"
+				      "  sample_window: 300ms\n"
+				      "escalation:\n"
+				      "  ladder:\n"
+				      "    - { action: SIGSTOP, grace: 1h }\n"
+				      "apps:\n"
+				      "  - name: busy\n"
+				      "    match: { exe: \"/nonexistent/busy\" }\n"
+				      "access:\n"
+				      "  hold: \"*\"\n"
+				      "log:\n"
+				      "  path: %s\n";
+
+struct full_daemon {
+	struct small_fs *fs;
+	struct harness *h;
+	char log[128];
+	pid_t busy;
+};
+
+static int full_daemon_setup(void **state)
+{
+	struct full_daemon *fd = calloc(1, sizeof(*fd));
+	char policy[2048];
+	void *fs = NULL;
+
+	if (!fd || small_fs_setup(&fs) < 0) {
+		free(fd);
+		return -1;
+	}
+	fd->fs = fs;
+	snprintf(fd->log, sizeof(fd->log), "%s/log/kill.log", fd->fs->dir);
+	snprintf(policy, sizeof(policy), policy_jail_fmt, fd->log);
+	*state = fd;
+	return harness_setup((void **)&fd->h, policy) < 0 || !fd->h ? -1 : 0;
+}
+
+static int full_daemon_teardown(void **state)
+{
+	struct full_daemon *fd = *state;
+	void *fs;
+	int r;
+
+	if (!fd)
+		return 0;
+	if (fd->busy > 0) {
+		(void)kill(fd->busy, SIGKILL);
+		(void)waitpid(fd->busy, NULL, 0);
+	}
+	r = harness_teardown((void **)&fd->h);
+	fs = fd->fs;
+	(void)small_fs_teardown(&fs);
+	free(fd);
+	return r;
+}
+
+/* The daemon's status.kill_log.@key, -1 when unreadable. */
+static long long kill_log_stat(struct harness *h, const char *key)
+{
+	json_t *j = harness_status(h);
+	long long v = -1;
+
+	if (j && json_is_integer(json_object_get(json_object_get(j, "kill_log"), key)))
+		v = (long long)json_integer_value(
+			json_object_get(json_object_get(j, "kill_log"), key));
+	json_decref(j);
+	return v;
+}
+
+static bool wait_kill_log_stat(struct harness *h, const char *key, bool (*ok)(long long v),
+			       int timeout_ms)
+{
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (ok(kill_log_stat(h, key)))
+			return true;
+		msleep(10);
+	}
+	return false;
+}
+
+static bool at_least_one(long long v)
+{
+	return v >= 1;
+}
+
+static bool zero(long long v)
+{
+	return v == 0;
+}
+
+/* Output of `qosjailctl --socket S ARGS` (first 8 KiB). */
+static void ctl_output(struct harness *h, const char *args, char *buf, size_t size)
+{
+	char cmd[1024];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s %s",
+		 getenv("QJ_BUILD_DIR"), h->socket, args);
+	p = popen(cmd, "re");
+	assert_non_null(p);
+	n = fread(buf, 1, size - 1, p);
+	buf[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+/* Starts a cycle and waits until the SIGSTOP rung has stopped the busy task. */
+static void cycle_until_stopped(struct full_daemon *fd, struct qj_conn *c)
+{
+	assert_int_equal(qj_suspend(c), 0);
+	for (int i = 0; i < 1000 && itest_state(fd->busy) != 'T'; i++)
+		msleep(10);
+	if (itest_state(fd->busy) != 'T') {
+		harness_dump_log(fd->h);
+		fail_msg("busy task %d not stopped (state %c)", fd->busy, itest_state(fd->busy));
+	}
+}
+
+/* Waits until the cycle is over and the task runs again. */
+static void until_continued(struct full_daemon *fd)
+{
+	for (int i = 0; i < 1000 && itest_state(fd->busy) == 'T'; i++)
+		msleep(10);
+	assert_true(itest_state(fd->busy) != 'T');
+	assert_true(harness_wait_state(fd->h, "idle-wait", 5000) ||
+		    harness_wait_state(fd->h, "awake", 100));
+}
+
+/*
+ * The daemon's kill log fills its disk: the records of a cycle are lost, the
+ * loss shows in `status` (and --json) with the error, and when space returns
+ * the next cycle's records come after a gap record with the same count.
+ */
+static void test_disk_full_daemon_status_and_gap(void **state)
+{
+	struct full_daemon *fd = *state;
+	struct qj_conn *c = NULL;
+	char exe[512], out[8192];
+	char *argv[] = { exe, NULL };
+	struct lines lines;
+	long long lost;
+	int gaps = 0;
+
+	snprintf(exe, sizeof(exe), "%s/tests/apps/qj-busy", getenv("QJ_BUILD_DIR"));
+	assert_int_equal(qj_open(fd->h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "busy", argv, &fd->busy, NULL), 0);
+	assert_int_equal(kill_log_stat(fd->h, "lost"), 0);
+	fill(fd->fs);
+
+	cycle_until_stopped(fd, c);
+	assert_true(wait_kill_log_stat(fd->h, "lost", at_least_one, 5000));
+	until_continued(fd);
+	lost = kill_log_stat(fd->h, "lost");
+	assert_true(lost >= 2); /* the stop and the cycle's summary */
+	assert_int_equal(kill_log_stat(fd->h, "unrecorded"), lost);
+	ctl_output(fd->h, "status", out, sizeof(out));
+	if (!strstr(out, "records not written (ENOSPC)"))
+		fail_msg("status does not show the loss:\n%s", out);
+	ctl_output(fd->h, "status --json", out, sizeof(out));
+	assert_non_null(strstr(out, "\"error\":\"ENOSPC\""));
+	read_whole_lines(fd->log, &lines);
+	assert_int_equal(lines.n, 0);
+	lines_done(&lines);
+
+	unfill(fd->fs);
+	cycle_until_stopped(fd, c);
+	assert_true(wait_kill_log_stat(fd->h, "unrecorded", zero, 5000));
+	assert_int_equal(kill_log_stat(fd->h, "lost"), lost);
+	until_continued(fd);
+	read_whole_lines(fd->log, &lines);
+	assert_true(lines.n >= 3); /* gap, stop, summary */
+	assert_string_equal(json_string_value(json_object_get(lines.recs[0], "action")), "gap");
+	assert_int_equal(json_integer_value(json_object_get(lines.recs[0], "lost")), lost);
+	for (int i = 0; i < lines.n; i++)
+		gaps += strcmp(json_string_value(json_object_get(lines.recs[i], "action")),
+			       "gap") == 0;
+	assert_int_equal(gaps, 1);
+	lines_done(&lines);
+	qj_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_log_fd_from_writer_while_path_swapped,
 						setup_logs, harness_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_mode, setup_logs, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full_cut_back_counted_gap, small_fs_setup,
+						small_fs_teardown),
+		cmocka_unit_test_setup_teardown(test_disk_full_daemon_status_and_gap,
+						full_daemon_setup, full_daemon_teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -51,6 +51,8 @@ static void test_ctl_log_table_and_filters(void **state)
 	assert_non_null(strstr(s, "qj-busy"));
 	assert_non_null(strstr(s, "254/300 ms"));
 	assert_non_null(strstr(s, "summary"));
+	assert_non_null(
+		strstr(s, "gap       2 records lost (ENOSPC) from 2026-12-03T09:05:42.200Z"));
 	free(s);
 
 	s = run(CTL_EXIT_OK, "--app", "polite", NULL, NULL);
