@@ -18,6 +18,7 @@
 #include "cycle.h"
 #include "daemon.h"
 #include "engine.h"
+#include "escape.h"
 #include "holds.h"
 #include "ipc.h"
 #include "killlog.h"
@@ -319,9 +320,10 @@ static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
 
 static json_t *hold_json(const struct qj_hold *h, uint64_t t)
 {
-	return json_pack("{s:s,s:s,s:I,s:I,s:s,s:s,s:I,s:I}", "name", h->name, "reason", h->reason,
+	/* comm is the peer's own choice of bytes, not necessarily UTF-8: escaped, never dropped. */
+	return json_pack("{s:s,s:s,s:I,s:I,s:o,s:s,s:I,s:I}", "name", h->name, "reason", h->reason,
 			 "pid", (json_int_t)h->owner.pid, "uid", (json_int_t)h->owner.uid, "comm",
-			 h->owner.comm, "app", h->owner.app, "age_usec",
+			 qj_json_string_escaped(h->owner.comm), "app", h->owner.app, "age_usec",
 			 (json_int_t)(t - h->start_usec), "timeout_left_usec",
 			 h->deadline_usec == USEC_INFINITY ?
 				 (json_int_t)-1 :
@@ -783,12 +785,13 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	(void)qj_proc_exe(req->pid, &exe);
 	explain_why(&x, why, sizeof(why));
 	reply(c,
-	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
+	      json_pack("{s:b,s:i,s:o,s:o,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
 			"s:b,s:b}}",
-			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
-			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
-			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
-			"exempt", x.policy_app && x.policy_app->exempt, "why", why, "strikes",
+			"ok", 1, "pid", (int)req->pid, "comm", qj_json_string_escaped(st.comm),
+			"exe", qj_json_string_escaped(exe), "uid", (json_int_t)x.uid, "jailed",
+			x.jailed, "app", x.app[0] ? x.app : NULL, "trust",
+			x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL, "exempt",
+			x.policy_app && x.policy_app->exempt, "why", why, "strikes",
 			(json_int_t)x.strikes, "ladder", explain_ladder(d->policy, &x), "cycle",
 			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
 			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",

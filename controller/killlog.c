@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "killlog.h"
 #include "util.h"
 
@@ -289,9 +290,10 @@ int qj_parse_rfc3339(const char *s, uint64_t *ret_usec)
 	return 0;
 }
 
+/* Process names, executables and cgroup paths need not be UTF-8: escaped, never dropped. */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return qj_json_string_escaped(s);
 }
 
 /*

@@ -3,7 +3,8 @@
  * The kill log and the daemon's outputs against hostile users, on a real
  * qosjaild (dry-run backend): the log op's fd while the log's path is swapped,
  * the socket's mode (issue 11 finding 4), a full disk under the kill log
- * (finding 7: a small tmpfs mounted by the test).
+ * (finding 7: a small tmpfs mounted by the test), names that are not UTF-8
+ * (finding 8).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -534,26 +536,26 @@ static void ctl_output(struct harness *h, const char *args, char *buf, size_t si
 	assert_int_equal(pclose(p), 0);
 }
 
-/* Starts a cycle and waits until the SIGSTOP rung has stopped the busy task. */
-static void cycle_until_stopped(struct full_daemon *fd, struct qj_conn *c)
+/* Starts a cycle and waits until the SIGSTOP rung has stopped @busy. */
+static void cycle_until_stopped(struct harness *h, pid_t busy, struct qj_conn *c)
 {
 	assert_int_equal(qj_suspend(c), 0);
-	for (int i = 0; i < 1000 && itest_state(fd->busy) != 'T'; i++)
+	for (int i = 0; i < 1000 && itest_state(busy) != 'T'; i++)
 		msleep(10);
-	if (itest_state(fd->busy) != 'T') {
-		harness_dump_log(fd->h);
-		fail_msg("busy task %d not stopped (state %c)", fd->busy, itest_state(fd->busy));
+	if (itest_state(busy) != 'T') {
+		harness_dump_log(h);
+		fail_msg("busy task %d not stopped (state %c)", busy, itest_state(busy));
 	}
 }
 
-/* Waits until the cycle is over and the task runs again. */
-static void until_continued(struct full_daemon *fd)
+/* Waits until the cycle is over and @busy runs again. */
+static void until_continued(struct harness *h, pid_t busy)
 {
-	for (int i = 0; i < 1000 && itest_state(fd->busy) == 'T'; i++)
+	for (int i = 0; i < 1000 && itest_state(busy) == 'T'; i++)
 		msleep(10);
-	assert_true(itest_state(fd->busy) != 'T');
-	assert_true(harness_wait_state(fd->h, "idle-wait", 5000) ||
-		    harness_wait_state(fd->h, "awake", 100));
+	assert_true(itest_state(busy) != 'T');
+	assert_true(harness_wait_state(h, "idle-wait", 5000) ||
+		    harness_wait_state(h, "awake", 100));
 }
 
 /*
@@ -577,9 +579,9 @@ static void test_disk_full_daemon_status_and_gap(void **state)
 	assert_int_equal(kill_log_stat(fd->h, "lost"), 0);
 	fill(fd->fs);
 
-	cycle_until_stopped(fd, c);
+	cycle_until_stopped(fd->h, fd->busy, c);
 	assert_true(wait_kill_log_stat(fd->h, "lost", at_least_one, 5000));
-	until_continued(fd);
+	until_continued(fd->h, fd->busy);
 	lost = kill_log_stat(fd->h, "lost");
 	assert_true(lost >= 2); /* the stop and the cycle's summary */
 	assert_int_equal(kill_log_stat(fd->h, "unrecorded"), lost);
@@ -593,10 +595,10 @@ static void test_disk_full_daemon_status_and_gap(void **state)
 	lines_done(&lines);
 
 	unfill(fd->fs);
-	cycle_until_stopped(fd, c);
+	cycle_until_stopped(fd->h, fd->busy, c);
 	assert_true(wait_kill_log_stat(fd->h, "unrecorded", zero, 5000));
 	assert_int_equal(kill_log_stat(fd->h, "lost"), lost);
-	until_continued(fd);
+	until_continued(fd->h, fd->busy);
 	read_whole_lines(fd->log, &lines);
 	assert_true(lines.n >= 3); /* gap, stop, summary */
 	assert_string_equal(json_string_value(json_object_get(lines.recs[0], "action")), "gap");
@@ -606,6 +608,143 @@ static void test_disk_full_daemon_status_and_gap(void **state)
 			       "gap") == 0;
 	assert_int_equal(gaps, 1);
 	lines_done(&lines);
+	qj_close(c);
+}
+
+/* ---- names that are not UTF-8 (finding 8) ---- */
+
+static const char bad_name[] = "bad\xff\xfe";
+
+/*
+ * A peer whose comm is not valid UTF-8 takes a hold: the listing still shows
+ * every hold (it used to be "(none)" for everyone), that comm escaped.
+ */
+static void test_non_utf8_comm_in_holds_listing(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *mine = NULL, *weird = NULL, *c = NULL;
+	char saved[17] = "", out[8192], *text = NULL;
+	json_t *j, *hold;
+	size_t i;
+	bool seen_weird = false, seen_mine = false;
+
+	assert_int_equal(prctl(PR_GET_NAME, saved), 0);
+	assert_int_equal(prctl(PR_SET_NAME, bad_name), 0);
+	assert_int_equal(qj_open(h->socket, &weird), 0); /* the daemon reads comm at connect */
+	assert_int_equal(prctl(PR_SET_NAME, saved), 0);
+	assert_int_equal(qj_hold(weird, "weird", "comm is not UTF-8", 0, 0), 0);
+	assert_int_equal(qj_open(h->socket, &mine), 0);
+	assert_int_equal(qj_hold(mine, "mine", "root's own", 0, 0), 0);
+
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_holds(c, &text), 0);
+	j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "holds")), 2);
+	json_array_foreach (json_object_get(j, "holds"), i, hold) {
+		const char *name = json_string_value(json_object_get(hold, "name"));
+		const char *comm = json_string_value(json_object_get(hold, "comm"));
+
+		if (strcmp(name, "weird") == 0) {
+			assert_string_equal(comm, "bad\\xff\\xfe");
+			seen_weird = true;
+		} else if (strcmp(name, "mine") == 0) {
+			seen_mine = true;
+		}
+	}
+	assert_true(seen_weird && seen_mine);
+	json_decref(j);
+	free(text);
+	text = NULL;
+	j = harness_status(h);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "holds")), 2);
+	json_decref(j);
+	ctl_output(h, "holds", out, sizeof(out));
+	assert_null(strstr(out, "(none)"));
+	assert_non_null(strstr(out, "weird"));
+	/* explain reads the name at the request: answered, escaped. */
+	assert_int_equal(prctl(PR_SET_NAME, bad_name), 0);
+	assert_int_equal(qj_explain(c, getpid(), &text), 0);
+	assert_int_equal(prctl(PR_SET_NAME, saved), 0);
+	assert_non_null(strstr(text, "\"comm\":\"bad\\\\xff\\\\xfe\""));
+	free(text);
+	qj_close(c);
+	qj_close(mine);
+	qj_close(weird);
+}
+
+/* The kill log's records of @pid with @action, 0 when none. */
+static int records_of(const char *log, pid_t pid, const char *action, struct lines *ret)
+{
+	struct lines all;
+	FILE *f = fopen(log, "re");
+	int n = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!f)
+		return 0;
+	memset(&all, 0, sizeof(all));
+	(void)qj_killlog_read(f, NULL, lines_cb, &all);
+	fclose(f);
+	for (int i = 0; i < all.n; i++) {
+		json_t *r = all.recs[i];
+
+		if (json_integer_value(json_object_get(r, "pid")) == pid &&
+		    strcmp(json_string_value(json_object_get(r, "action")) ?: "", action) == 0) {
+			ret->recs[ret->n++] = json_incref(r);
+			n++;
+		}
+	}
+	lines_done(&all);
+	return n;
+}
+
+static int setup_jail(void **state)
+{
+	char policy[2048];
+
+	snprintf(policy, sizeof(policy), policy_jail_fmt, "@DIR@/kill.log");
+	return harness_setup(state, policy) < 0 || !*state ? -1 : 0;
+}
+
+/*
+ * A jailed program whose name and executable path are not UTF-8 is stopped:
+ * its kill-log record is written (it used to be dropped), comm and exe escaped.
+ */
+static void test_non_utf8_comm_in_kill_log(void **state)
+{
+	struct harness *h = *state;
+	char src[512], exe[512], log[400], cmd[1200];
+	char *argv[] = { exe, NULL };
+	struct qj_conn *c = NULL;
+	struct lines recs;
+	const char *got;
+	pid_t busy;
+	int n = 0;
+
+	snprintf(src, sizeof(src), "%s/tests/apps/qj-busy", getenv("QJ_BUILD_DIR"));
+	snprintf(exe, sizeof(exe), "%s/qj-%s", h->dir, bad_name);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, exe);
+	assert_int_equal(system(cmd), 0);
+	path_in(h, "kill.log", log, sizeof(log));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "busy", argv, &busy, NULL), 0);
+	cycle_until_stopped(h, busy, c);
+	for (int i = 0; i < 300 && (n = records_of(log, busy, "sigstop", &recs)) == 0; i++)
+		msleep(10);
+	(void)kill(busy, SIGKILL);
+	(void)waitpid(busy, NULL, 0);
+	if (n != 1) {
+		harness_dump_log(h);
+		fail_msg("%d sigstop records of pid %d in the kill log", n, busy);
+	}
+	assert_string_equal(json_string_value(json_object_get(recs.recs[0], "comm")),
+			    "qj-bad\\xff\\xfe");
+	got = json_string_value(json_object_get(recs.recs[0], "exe"));
+	assert_non_null(got);
+	assert_non_null(strstr(got, "/qj-bad\\xff\\xfe"));
+	lines_done(&recs);
 	qj_close(c);
 }
 
@@ -619,6 +758,10 @@ int main(void)
 						small_fs_teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full_daemon_status_and_gap,
 						full_daemon_setup, full_daemon_teardown),
+		cmocka_unit_test_setup_teardown(test_non_utf8_comm_in_holds_listing, setup_logs,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_non_utf8_comm_in_kill_log, setup_jail,
+						harness_teardown),
 	};
 
 	if (geteuid() != 0) {
