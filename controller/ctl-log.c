@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "killlog.h"
 #include "util.h"
 
@@ -45,7 +46,6 @@ static const char *str(json_t *rec, const char *key)
 static void print_record(struct log_out *o, json_t *rec)
 {
 	char when[20], cpu[32];
-	const char *ts = str(rec, "ts");
 
 	if (o->json) {
 		char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -56,8 +56,13 @@ static void print_record(struct log_out *o, json_t *rec)
 		return;
 	}
 	print_header(o);
+	/* Every field may carry another user's bytes (comm, exe, reason): escaped for the terminal. */
+	if (qj_json_escape_strings(rec, QJ_ESCAPE_TERMINAL) < 0) {
+		printf("(record not shown: out of memory)\n");
+		return;
+	}
 	/* "2026-12-03T09:05:41.123Z" -> "2026-12-03 09:05:41" */
-	snprintf(when, sizeof(when), "%s", ts);
+	snprintf(when, sizeof(when), "%s", str(rec, "ts"));
 	if (strlen(when) > 10)
 		when[10] = ' ';
 	snprintf(cpu, sizeof(cpu), "%lld/%lld ms",

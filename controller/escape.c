@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Escaping of untrusted text for JSON (invalid UTF-8) and for terminals (controls too). */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,4 +146,35 @@ json_t *qj_json_string_escaped(const char *s)
 	j = json_string(e);
 	free(e);
 	return j;
+}
+
+int qj_json_escape_strings(json_t *j, unsigned flags)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+	int r;
+
+	if (json_is_string(j)) {
+		char *e = qj_escape(json_string_value(j), flags);
+
+		if (!e)
+			return -ENOMEM;
+		r = json_string_set(j, e) < 0 ? -ENOMEM : 0;
+		free(e);
+		return r;
+	}
+	if (json_is_object(j))
+		json_object_foreach (j, key, v) {
+			r = qj_json_escape_strings(v, flags);
+			if (r < 0)
+				return r;
+		}
+	if (json_is_array(j))
+		json_array_foreach (j, i, v) {
+			r = qj_json_escape_strings(v, flags);
+			if (r < 0)
+				return r;
+		}
+	return 0;
 }

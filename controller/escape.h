@@ -31,5 +31,10 @@ size_t qj_escape_buf(const char *s, unsigned flags, char *buf, size_t size);
 char *qj_escape(const char *s, unsigned flags);
 /* A JSON string of @s with invalid UTF-8 escaped (json_null() for NULL); NULL on OOM. */
 json_t *qj_json_string_escaped(const char *s);
+/*
+ * Escapes, in place, every string value in @j (objects and arrays walked, keys
+ * left): what qosjailctl does to a reply before printing any of it for people.
+ */
+int qj_json_escape_strings(json_t *j, unsigned flags);
 
 #endif

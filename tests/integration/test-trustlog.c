@@ -4,7 +4,7 @@
  * qosjaild (dry-run backend): the log op's fd while the log's path is swapped,
  * the socket's mode (issue 11 finding 4), a full disk under the kill log
  * (finding 7: a small tmpfs mounted by the test), names that are not UTF-8
- * (finding 8).
+ * (finding 8), control characters in every human-readable output (finding 9).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -748,6 +748,106 @@ static void test_non_utf8_comm_in_kill_log(void **state)
 	qj_close(c);
 }
 
+/* ---- control characters in human-readable output (finding 9) ---- */
+
+static const char evil_comm[] = "\x1b[31mevil";
+static const char evil_name[] = "\x1b[2J\x1b[Hscreen";
+static const char evil_reason[] = "x\r\n  sshd                 1        0      systemd";
+
+/*
+ * A child as uid 65534 with an escape-laden comm holds evil_name for
+ * evil_reason until *ret_release is closed; its pid.
+ */
+static pid_t start_evil_holder(const struct harness *h, int *ret_release)
+{
+	int ready[2], release[2];
+	char b = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(release, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct qj_conn *c = NULL;
+		gid_t g = 65534;
+
+		close(release[1]);
+		if (setgroups(1, &g) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0 || prctl(PR_SET_NAME, evil_comm) < 0 ||
+		    qj_open(h->socket, &c) < 0 || qj_hold(c, evil_name, evil_reason, 0, 0) < 0)
+			_exit(1);
+		(void)!write(ready[1], "k", 1);
+		(void)!read(release[0], &b, 1); /* EOF: the test is done */
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	close(ready[0]);
+	assert_int_equal(b, 'k');
+	*ret_release = release[1];
+	return pid;
+}
+
+/* No byte a terminal acts on but the newline, and no forged table row. */
+static void assert_terminal_safe(const char *what, const char *out)
+{
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			fail_msg("%s has byte 0x%02x at %zu:\n%s", what, *p,
+				 (size_t)(p - (const unsigned char *)out), out);
+	if (strstr(out, "\n  sshd "))
+		fail_msg("%s has a forged line:\n%s", what, out);
+}
+
+/*
+ * Another user's comm, hold name and reason full of terminal escapes and a
+ * fake table row: root's `qosjailctl holds`, `status`, `explain` and the
+ * daemon's own log show them escaped, on one line each (it used to clear
+ * root's screen and print the fake row).
+ */
+static void test_control_chars_escaped_in_outputs(void **state)
+{
+	struct harness *h = *state;
+	char out[16384], args[64];
+	int release = -1, status;
+	pid_t pid;
+	FILE *f;
+	size_t n;
+
+	pid = start_evil_holder(h, &release);
+	ctl_output(h, "holds", out, sizeof(out));
+	assert_terminal_safe("holds", out);
+	assert_non_null(strstr(out, "\\e[2J\\e[Hscreen"));
+	assert_non_null(strstr(out, "\\e[31mevil"));
+	assert_non_null(strstr(out, "x\\r\\n  sshd"));
+	ctl_output(h, "status", out, sizeof(out));
+	assert_terminal_safe("status", out);
+	assert_non_null(strstr(out, "\\e[2J\\e[Hscreen"));
+	snprintf(args, sizeof(args), "explain %d", pid);
+	ctl_output(h, args, out, sizeof(out));
+	assert_terminal_safe("explain", out);
+	assert_non_null(strstr(out, "(\\e[31mevil)"));
+
+	close(release);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The daemon's debug log quoted comm, name and reason: escaped there too. */
+	for (int i = 0; i < 100; i++) {
+		f = fopen(h->log, "re");
+		assert_non_null(f);
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = '\0';
+		fclose(f);
+		if (strstr(out, "screen"))
+			break;
+		msleep(10);
+	}
+	assert_non_null(strstr(out, "screen"));
+	assert_terminal_safe("the daemon's log", out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +861,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_non_utf8_comm_in_holds_listing, setup_logs,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_non_utf8_comm_in_kill_log, setup_jail,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_control_chars_escaped_in_outputs, setup_logs,
 						harness_teardown),
 	};
 

@@ -101,6 +101,27 @@ static void test_json_string_escaped(void **state)
 	json_decref(j);
 }
 
+/* What qosjailctl does to a reply before printing it: every string, nested too. */
+static void test_json_escape_strings(void **state)
+{
+	json_t *j = json_pack("{s:s,s:[{s:s,s:i}],s:{s:s}}", "state", "awake", "holds", "name",
+			      "\x1b[2Jx", "pid", 7, "last", "error", "a\nb");
+
+	(void)state;
+	assert_non_null(j);
+	assert_int_equal(qj_json_escape_strings(j, QJ_ESCAPE_TERMINAL), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "awake");
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "holds"), 0), "name")),
+			    "\\e[2Jx");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_array_get(json_object_get(j, "holds"), 0), "pid")),
+			 7);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "last"), "error")),
+			    "a\\nb");
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -108,6 +129,7 @@ int main(void)
 		cmocka_unit_test(test_escape_terminal),
 		cmocka_unit_test(test_escape_buf_cuts_between_escapes),
 		cmocka_unit_test(test_json_string_escaped),
+		cmocka_unit_test(test_json_escape_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
