@@ -370,6 +370,18 @@ int harness_setup(void **state, const char *policy_text)
 	return 0;
 }
 
+int harness_need_root(const char *test)
+{
+	if (geteuid() == 0)
+		return -1;
+	if (itest_ci()) {
+		fprintf(stderr, "%s needs root (CI=true: failing)\n", test);
+		return 1;
+	}
+	fprintf(stderr, "%s needs root, skipped\n", test);
+	return 77;
+}
+
 int harness_teardown(void **state)
 {
 	struct harness *h = *state;

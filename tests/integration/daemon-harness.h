@@ -74,4 +74,10 @@ long harness_rss_kib(pid_t pid);
 int harness_setup(void **state, const char *policy_text);
 int harness_teardown(void **state);
 
+/*
+ * For main(): -1 when running as root; otherwise says why @test cannot run and
+ * returns its exit status: 77 (skipped), or 1 under CI=true.
+ */
+int harness_need_root(const char *test);
+
 #endif

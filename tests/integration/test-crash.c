@@ -380,14 +380,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_crash_campaign, setup, teardown),
 	};
+	int r = harness_need_root("integration/crash");
 
-	if (geteuid() != 0) {
-		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0) {
-			fprintf(stderr, "integration/crash needs root (CI=true: failing)\n");
-			return 1;
-		}
-		fprintf(stderr, "integration/crash needs root, skipped\n");
-		return 77;
-	}
+	if (r >= 0)
+		return r;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -865,14 +865,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_control_chars_escaped_in_outputs, setup_logs,
 						harness_teardown),
 	};
+	int r = harness_need_root("integration/trustlog");
 
-	if (geteuid() != 0) {
-		if (getenv("CI") && strcmp(getenv("CI"), "true") == 0) {
-			fprintf(stderr, "integration/trustlog needs root (CI=true: failing)\n");
-			return 1;
-		}
-		fprintf(stderr, "integration/trustlog needs root, skipped\n");
-		return 77;
-	}
+	if (r >= 0)
+		return r;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
