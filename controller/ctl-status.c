@@ -134,11 +134,14 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       num(jail, "busy"), num(jail, "stopped"), num(jail, "frozen"),
 		       num(jail, "killed"));
 		kl = json_object_get(j, "kill_log");
-		printf("Kill log: %s", str(kl, "path"));
-		if (num(kl, "lost") > 0)
-			printf(": %lld records not written (%s), %lld not yet told by a gap record",
-			       num(kl, "lost"), str(kl, "error"), num(kl, "unrecorded"));
-		printf("\n");
+		if (kl) { /* an older daemon does not say */
+			printf("Kill log: %s", str(kl, "path"));
+			if (num(kl, "lost") > 0)
+				printf(": %lld records not written (%s), %lld not yet told by a "
+				       "gap record",
+				       num(kl, "lost"), str(kl, "error"), num(kl, "unrecorded"));
+			printf("\n");
+		}
 		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
 		       json_array_size(json_object_get(j, "holds")));
 		print_holds_table(json_object_get(j, "holds"));
