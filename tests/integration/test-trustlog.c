@@ -170,6 +170,72 @@ static void test_log_fd_from_writer_while_path_swapped(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* Starts a daemon whose log is @log; true when it refused to start, saying @why. */
+static bool daemon_refuses_log(const char *log, const char *why)
+{
+	struct harness h;
+	char policy[1024];
+	bool refused, said;
+	int r;
+
+	snprintf(policy, sizeof(policy),
+		 "version: 1\nsuspend: { backend: dry-run, idle_delay: 1h }\nlog:\n  path: %s\n",
+		 log);
+	r = harness_start(&h, policy);
+	refused = r == -ECHILD; /* exited before it answered */
+	{
+		char buf[8192] = "";
+		FILE *f = fopen(h.log, "re");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		said = strstr(buf, why) != NULL;
+		if (!refused || !said)
+			fprintf(stderr, "start with log %s: %d\n%s", log, r, buf);
+	}
+	harness_cleanup(&h);
+	return refused && said;
+}
+
+/*
+ * The daemon refuses to start, with a message that says which rule, when the
+ * log's directory is a user's, or the log is a symlink (finding 4: it used to
+ * append to whatever file a user pointed it at).
+ */
+static void test_daemon_refuses_untrusted_log(void **state)
+{
+	char dir[64] = "/tmp/qj-untrusted-XXXXXX", sub[128], log[160], target[160];
+	struct stat st;
+	char cmd[128];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	/* A directory nobody (uid 65534) owns: nobody could swap the log. */
+	snprintf(sub, sizeof(sub), "%s/user", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_int_equal(chown(sub, 65534, 65534), 0);
+	snprintf(log, sizeof(log), "%s/kill.log", sub);
+	assert_true(daemon_refuses_log(log, "must be owned by root and not writable by group"));
+	assert_int_equal(lstat(log, &st), -1); /* not created */
+	/* A group-writable directory of root's. */
+	assert_int_equal(chown(sub, 0, 0), 0);
+	assert_int_equal(chmod(sub, 0775), 0);
+	assert_true(daemon_refuses_log(log, "must be owned by root and not writable by group"));
+	/* A symlink in the log's place, in a directory of root's. */
+	assert_int_equal(chmod(sub, 0755), 0);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	write_file(target, "", 0600);
+	assert_int_equal(symlink(target, log), 0);
+	assert_true(daemon_refuses_log(log, "a symlink on its path"));
+	assert_int_equal(stat(target, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * The socket is 0666 (access is the policy's business) whatever umask the
  * daemon inherits, and a symlink left in its place is replaced, not followed:
@@ -854,6 +920,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_log_fd_from_writer_while_path_swapped,
 						setup_logs, harness_teardown),
 		cmocka_unit_test_setup_teardown(test_socket_mode, setup_logs, harness_teardown),
+		cmocka_unit_test(test_daemon_refuses_untrusted_log),
 		cmocka_unit_test_setup_teardown(test_disk_full_cut_back_counted_gap, small_fs_setup,
 						small_fs_teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full_daemon_status_and_gap,
