@@ -279,7 +279,7 @@ struct small_fs {
 	bool mounted;
 };
 
-static int small_fs_setup(void **state)
+static int small_fs_mount(void **state, const char *options)
 {
 	struct small_fs *fs = calloc(1, sizeof(*fs));
 
@@ -287,7 +287,7 @@ static int small_fs_setup(void **state)
 		return -1;
 	snprintf(fs->dir, sizeof(fs->dir), "/tmp/qj-full-XXXXXX");
 	if (!mkdtemp(fs->dir) ||
-	    mount("qj-full", fs->dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=0755") < 0) {
+	    mount("qj-full", fs->dir, "tmpfs", MS_NOSUID | MS_NODEV, options) < 0) {
 		fprintf(stderr, "cannot mount a tmpfs on %s: %m\n", fs->dir);
 		(void)rmdir(fs->dir);
 		free(fs);
@@ -297,6 +297,17 @@ static int small_fs_setup(void **state)
 	snprintf(fs->filler, sizeof(fs->filler), "%s/filler", fs->dir);
 	*state = fs;
 	return 0;
+}
+
+static int small_fs_setup(void **state)
+{
+	return small_fs_mount(state, "size=16k,mode=0755");
+}
+
+/* Four inodes: the root, the log's directory, the log and one more. */
+static int few_inodes_setup(void **state)
+{
+	return small_fs_mount(state, "size=64k,nr_inodes=4,mode=0755");
 }
 
 static int small_fs_teardown(void **state)
@@ -484,6 +495,56 @@ static void test_disk_full_cut_back_counted_gap(void **state)
 			assert_int_equal(
 				json_integer_value(json_object_get(lines.recs[i], "cycle")), i + 1);
 	}
+	lines_done(&lines);
+}
+
+/*
+ * Rotation renames the log away and cannot create a new one (no inode left):
+ * those records are counted lost, the writer keeps trying to reopen, and once
+ * it can, a gap record comes first; the rotated log is whole.
+ */
+static void test_rotation_without_inode_reopens_with_gap(void **state)
+{
+	struct small_fs *fs = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_killlog_stats ks;
+	struct qj_kill_record r;
+	struct lines lines;
+	char path[128], rotated[140], pin[128];
+	uint64_t cycle = 1;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/log/kill.log", fs->dir);
+	snprintf(rotated, sizeof(rotated), "%s.1", path);
+	snprintf(pin, sizeof(pin), "%s/pin", fs->dir);
+	assert_int_equal(qj_killlog_open(path, 4096, 1, &l), 0);
+	write_file(pin, "", 0600); /* the last inode */
+	for (;;) {
+		r = big_record(cycle++);
+		ret = qj_killlog_append(l, &r);
+		if (ret < 0)
+			break;
+		assert_true(cycle < 30);
+	}
+	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(access(path, F_OK), -1); /* renamed away, not recreated */
+	r = big_record(cycle++);
+	assert_int_equal(qj_killlog_append(l, &r), -ENOSPC);
+	qj_killlog_get_stats(l, &ks);
+	assert_true(ks.lost == 2 && ks.unrecorded == 2);
+
+	assert_int_equal(unlink(pin), 0);
+	r = big_record(cycle);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	l = qj_killlog_free(l);
+	read_whole_lines(path, &lines);
+	assert_int_equal(lines.n, 2);
+	assert_string_equal(json_string_value(json_object_get(lines.recs[0], "action")), "gap");
+	assert_int_equal(json_integer_value(json_object_get(lines.recs[0], "lost")), 2);
+	assert_int_equal(json_integer_value(json_object_get(lines.recs[1], "cycle")), cycle);
+	lines_done(&lines);
+	read_whole_lines(rotated, &lines);
+	assert_int_equal(lines.n, (int)cycle - 3);
 	lines_done(&lines);
 }
 
@@ -923,6 +984,8 @@ int main(void)
 		cmocka_unit_test(test_daemon_refuses_untrusted_log),
 		cmocka_unit_test_setup_teardown(test_disk_full_cut_back_counted_gap, small_fs_setup,
 						small_fs_teardown),
+		cmocka_unit_test_setup_teardown(test_rotation_without_inode_reopens_with_gap,
+						few_inodes_setup, small_fs_teardown),
 		cmocka_unit_test_setup_teardown(test_disk_full_daemon_status_and_gap,
 						full_daemon_setup, full_daemon_teardown),
 		cmocka_unit_test_setup_teardown(test_non_utf8_comm_in_holds_listing, setup_logs,
