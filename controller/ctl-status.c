@@ -133,6 +133,9 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       str(jail, "cgroup"), num(jail, "apps"), num(jail, "tasks"),
 		       num(jail, "busy"), num(jail, "stopped"), num(jail, "frozen"),
 		       num(jail, "killed"));
+		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
+		       json_array_size(json_object_get(j, "holds")));
+		print_holds_table(json_object_get(j, "holds"));
 		kl = json_object_get(j, "kill_log");
 		if (kl) { /* an older daemon does not say */
 			printf("Kill log: %s", str(kl, "path"));
@@ -142,9 +145,6 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 				       num(kl, "lost"), str(kl, "error"), num(kl, "unrecorded"));
 			printf("\n");
 		}
-		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
-		       json_array_size(json_object_get(j, "holds")));
-		print_holds_table(json_object_get(j, "holds"));
 	}
 	json_decref(j);
 	free(text);

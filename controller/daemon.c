@@ -752,6 +752,24 @@ static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_
 	return a;
 }
 
+/*
+ * A process's comm and executable need not be UTF-8, and json_pack() refuses
+ * the whole reply for one such string: escaped (\xNN) in place, never dropped.
+ */
+static void escape_proc_names(char *comm, size_t size, char **exe)
+{
+	char raw[256];
+
+	snprintf(raw, sizeof(raw), "%s", comm);
+	(void)qj_escape_buf(raw, QJ_ESCAPE_UTF8, comm, size); /* 15 bytes of comm: fits */
+	if (*exe) {
+		char *e = qj_escape(*exe, QJ_ESCAPE_UTF8);
+
+		free(*exe);
+		*exe = e; /* NULL on OOM: "exe" null, as when unreadable */
+	}
+}
+
 static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
 {
 	struct qj_engine_explain x;
@@ -783,15 +801,15 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	if (qj_proc_stat_read(req->pid, &st) < 0)
 		st.comm[0] = '\0';
 	(void)qj_proc_exe(req->pid, &exe);
+	escape_proc_names(st.comm, sizeof(st.comm), &exe);
 	explain_why(&x, why, sizeof(why));
 	reply(c,
-	      json_pack("{s:b,s:i,s:o,s:o,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
+	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
 			"s:b,s:b}}",
-			"ok", 1, "pid", (int)req->pid, "comm", qj_json_string_escaped(st.comm),
-			"exe", qj_json_string_escaped(exe), "uid", (json_int_t)x.uid, "jailed",
-			x.jailed, "app", x.app[0] ? x.app : NULL, "trust",
-			x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL, "exempt",
-			x.policy_app && x.policy_app->exempt, "why", why, "strikes",
+			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
+			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
+			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
+			"exempt", x.policy_app && x.policy_app->exempt, "why", why, "strikes",
 			(json_int_t)x.strikes, "ladder", explain_ladder(d->policy, &x), "cycle",
 			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
 			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",

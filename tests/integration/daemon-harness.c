@@ -207,6 +207,18 @@ int harness_respawn(struct harness *h)
 	return start_daemon(h);
 }
 
+int harness_need_root(const char *test)
+{
+	if (geteuid() == 0)
+		return -1;
+	if (itest_ci()) {
+		fprintf(stderr, "%s needs root (CI=true: failing)\n", test);
+		return 1;
+	}
+	fprintf(stderr, "%s needs root, skipped\n", test);
+	return 77;
+}
+
 int harness_stop(struct harness *h)
 {
 	int status;
@@ -368,18 +380,6 @@ int harness_setup(void **state, const char *policy_text)
 	}
 	*state = h;
 	return 0;
-}
-
-int harness_need_root(const char *test)
-{
-	if (geteuid() == 0)
-		return -1;
-	if (itest_ci()) {
-		fprintf(stderr, "%s needs root (CI=true: failing)\n", test);
-		return 1;
-	}
-	fprintf(stderr, "%s needs root, skipped\n", test);
-	return 77;
 }
 
 int harness_teardown(void **state)

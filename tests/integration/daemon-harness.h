@@ -44,6 +44,11 @@ int harness_restart(struct harness *h);
 int harness_stop(struct harness *h);
 /* Starts a daemon again on the same state after harness_stop(); 0 or negative errno. */
 int harness_respawn(struct harness *h);
+/*
+ * For main(): -1 when running as root; otherwise says why @test cannot run and
+ * returns its exit status: 77 (skipped), or 1 under CI=true.
+ */
+int harness_need_root(const char *test);
 /* Removes the temporary directory. */
 void harness_cleanup(struct harness *h);
 
@@ -73,11 +78,5 @@ long harness_rss_kib(pid_t pid);
  */
 int harness_setup(void **state, const char *policy_text);
 int harness_teardown(void **state);
-
-/*
- * For main(): -1 when running as root; otherwise says why @test cannot run and
- * returns its exit status: 77 (skipped), or 1 under CI=true.
- */
-int harness_need_root(const char *test);
 
 #endif
