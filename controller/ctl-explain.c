@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "qosjail.h"
 
 static const char *str(const json_t *o, const char *key, const char *fallback)
@@ -115,10 +116,17 @@ int ctl_explain(int argc, char **argv, const struct ctl_options *o)
 		free(text);
 		return CTL_EXIT_FAILURE;
 	}
-	if (as_json)
+	if (as_json) {
 		printf("%s\n", text);
-	else
+	} else if (qj_json_escape_strings(j, QJ_ESCAPE_TERMINAL) < 0) {
+		fprintf(stderr, "qosjailctl explain: out of memory\n");
+		json_decref(j);
+		free(text);
+		return CTL_EXIT_FAILURE;
+	} else {
+		/* comm and exe are the process's own choice: no raw control characters. */
 		print_explain(j);
+	}
 	json_decref(j);
 	free(text);
 	return CTL_EXIT_OK;

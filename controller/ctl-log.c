@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "killlog.h"
 #include "util.h"
 
@@ -45,7 +46,6 @@ static const char *str(json_t *rec, const char *key)
 static void print_record(struct log_out *o, json_t *rec)
 {
 	char when[20], cpu[32];
-	const char *ts = str(rec, "ts");
 
 	if (o->json) {
 		char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -56,13 +56,26 @@ static void print_record(struct log_out *o, json_t *rec)
 		return;
 	}
 	print_header(o);
+	/* Every field may carry another user's bytes (comm, exe, reason): escaped for the terminal. */
+	if (qj_json_escape_strings(rec, QJ_ESCAPE_TERMINAL) < 0) {
+		printf("(record not shown: out of memory)\n");
+		return;
+	}
 	/* "2026-12-03T09:05:41.123Z" -> "2026-12-03 09:05:41" */
-	snprintf(when, sizeof(when), "%s", ts);
+	snprintf(when, sizeof(when), "%s", str(rec, "ts"));
 	if (strlen(when) > 10)
 		when[10] = ' ';
 	snprintf(cpu, sizeof(cpu), "%lld/%lld ms",
 		 (long long)json_integer_value(json_object_get(rec, "cpu_ms")),
 		 (long long)json_integer_value(json_object_get(rec, "window_ms")));
+	if (strcmp(str(rec, "action"), "gap") == 0) {
+		/* The daemon could not write these (disk full): say so where they would be. */
+		printf("%-19s %-6s %-12s %-7s %-16s %-9s %lld records lost (%s) from %s to %s\n",
+		       when, "-", "-", "-", "-", "gap",
+		       (long long)json_integer_value(json_object_get(rec, "lost")),
+		       str(rec, "error"), str(rec, "first_ts"), str(rec, "last_ts"));
+		return;
+	}
 	if (strcmp(str(rec, "action"), "summary") == 0) {
 		printf("%-19s %-6lld %-12s %-7s %-16s %-9s %-18s %-12s %s (%lld actions, %lld "
 		       "stopped, %lld killed)\n",
@@ -213,7 +226,7 @@ static void help(void)
 	       "  -a, --app APP        only this app\n"
 	       "  -p, --pid PID        only this process\n"
 	       "  -A, --action ACTION  only this action (sigxcpu, sigstop, sigterm, sigkill,\n"
-	       "                       freeze, summary)\n"
+	       "                       freeze, summary, gap: records lost to a full disk)\n"
 	       "  -c, --cycle N        only this quiesce cycle\n"
 	       "  -S, --since WHEN     newer than WHEN: 12h, 30m, 2d, 45s or RFC3339\n"
 	       "  -n, --limit N        only the newest N records\n"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "qosjail.h"
 
 static int parse_json_flag(int argc, char **argv, const char *usage, bool *ret_json)
@@ -61,14 +62,18 @@ static void print_holds_table(const json_t *holds)
 		if (num(h, "timeout_left_usec") >= 0)
 			ctl_format_usec((unsigned long long)num(h, "timeout_left_usec"), left,
 					sizeof(left));
-		printf("  %-20s %-8lld %-6lld %-16s %-10s %-10s %s%s%s\n", str(h, "name"),
+		printf("  %-20s %-8lld %-6lld %-16s %-10s %-10s %s%s%s%s\n", str(h, "name"),
 		       num(h, "pid"), num(h, "uid"), str(h, "comm"), age, left, str(h, "reason"),
-		       str(h, "app")[0] ? " [app " : "", str(h, "app")[0] ? str(h, "app") : "");
-		if (str(h, "app")[0])
-			printf("]");
+		       str(h, "app")[0] ? " [app " : "", str(h, "app"),
+		       str(h, "app")[0] ? "]" : "");
 	}
 }
 
+/*
+ * The reply as JSON (@ret) and text (@ret_text).  Every string of @ret is
+ * escaped for a terminal: names, reasons and comms are whatever other users
+ * chose, and a listing must not let them recolour the screen or forge a line.
+ */
 static int fetch(const struct ctl_options *o, int (*fn)(struct qj_conn *, char **),
 		 const char *what, json_t **ret, char **ret_text)
 {
@@ -86,7 +91,8 @@ static int fetch(const struct ctl_options *o, int (*fn)(struct qj_conn *, char *
 	}
 	qj_close(conn);
 	*ret = json_loads(text, 0, NULL);
-	if (!*ret) {
+	if (!*ret || qj_json_escape_strings(*ret, QJ_ESCAPE_TERMINAL) < 0) {
+		json_decref(*ret);
 		free(text);
 		fprintf(stderr, "qosjailctl %s: malformed reply\n", what);
 		return CTL_EXIT_FAILURE;
@@ -97,7 +103,7 @@ static int fetch(const struct ctl_options *o, int (*fn)(struct qj_conn *, char *
 
 int ctl_status(int argc, char **argv, const struct ctl_options *o)
 {
-	json_t *j = NULL, *jail, *last;
+	json_t *j = NULL, *jail, *last, *kl;
 	char *text = NULL, age[32];
 	bool as_json;
 	int r;
@@ -130,6 +136,15 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
 		       json_array_size(json_object_get(j, "holds")));
 		print_holds_table(json_object_get(j, "holds"));
+		kl = json_object_get(j, "kill_log");
+		if (kl) { /* an older daemon does not say */
+			printf("Kill log: %s", str(kl, "path"));
+			if (num(kl, "lost") > 0)
+				printf(": %lld records not written (%s), %lld not yet told by a "
+				       "gap record",
+				       num(kl, "lost"), str(kl, "error"), num(kl, "unrecorded"));
+			printf("\n");
+		}
 	}
 	json_decref(j);
 	free(text);

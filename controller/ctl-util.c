@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Helpers shared by the verbs that talk to qosjaild. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include "ctl.h"
+#include "escape.h"
 #include "qosjail.h"
 
 int ctl_connect(const struct ctl_options *o, struct qj_conn **ret)
@@ -19,9 +21,12 @@ int ctl_connect(const struct ctl_options *o, struct qj_conn **ret)
 
 int ctl_fail(struct qj_conn *c, int r, const char *what)
 {
-	const char *msg = c ? qj_last_error(c) : "";
+	/* The daemon's message may quote names a client chose: escaped for the terminal. */
+	char *msg = qj_escape(c ? qj_last_error(c) : "", QJ_ESCAPE_TERMINAL);
 
-	fprintf(stderr, "qosjailctl: %s: %s%s%s\n", what, strerror(-r), msg[0] ? ": " : "", msg);
+	fprintf(stderr, "qosjailctl: %s: %s%s%s\n", what, strerror(-r), msg && msg[0] ? ": " : "",
+		msg ? msg : "");
+	free(msg);
 	return CTL_EXIT_FAILURE;
 }
 

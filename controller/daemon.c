@@ -18,6 +18,7 @@
 #include "cycle.h"
 #include "daemon.h"
 #include "engine.h"
+#include "escape.h"
 #include "holds.h"
 #include "ipc.h"
 #include "killlog.h"
@@ -319,9 +320,10 @@ static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
 
 static json_t *hold_json(const struct qj_hold *h, uint64_t t)
 {
-	return json_pack("{s:s,s:s,s:I,s:I,s:s,s:s,s:I,s:I}", "name", h->name, "reason", h->reason,
+	/* comm is the peer's own choice of bytes, not necessarily UTF-8: escaped, never dropped. */
+	return json_pack("{s:s,s:s,s:I,s:I,s:o,s:s,s:I,s:I}", "name", h->name, "reason", h->reason,
 			 "pid", (json_int_t)h->owner.pid, "uid", (json_int_t)h->owner.uid, "comm",
-			 h->owner.comm, "app", h->owner.app, "age_usec",
+			 qj_json_string_escaped(h->owner.comm), "app", h->owner.app, "age_usec",
 			 (json_int_t)(t - h->start_usec), "timeout_left_usec",
 			 h->deadline_usec == USEC_INFINITY ?
 				 (json_int_t)-1 :
@@ -464,6 +466,17 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  (json_int_t)counts.frozen, "killed", (json_int_t)counts.killed));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	if (d->killlog) {
+		struct qj_killlog_stats ks;
+
+		/* Records lost to a full disk: the operator must learn the log has a hole. */
+		qj_killlog_get_stats(d->killlog, &ks);
+		(void)json_object_set_new(
+			j, "kill_log",
+			json_pack("{s:s,s:I,s:I,s:s?}", "path", qj_killlog_path(d->killlog), "lost",
+				  (json_int_t)ks.lost, "unrecorded", (json_int_t)ks.unrecorded,
+				  "error", ks.last_error ? strerrorname_np(-ks.last_error) : NULL));
+	}
 	reply(c, fit_reply(j), -1);
 }
 
@@ -739,6 +752,24 @@ static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_
 	return a;
 }
 
+/*
+ * A process's comm and executable need not be UTF-8, and json_pack() refuses
+ * the whole reply for one such string: escaped (\xNN) in place, never dropped.
+ */
+static void escape_proc_names(char *comm, size_t size, char **exe)
+{
+	char raw[256];
+
+	snprintf(raw, sizeof(raw), "%s", comm);
+	(void)qj_escape_buf(raw, QJ_ESCAPE_UTF8, comm, size); /* 15 bytes of comm: fits */
+	if (*exe) {
+		char *e = qj_escape(*exe, QJ_ESCAPE_UTF8);
+
+		free(*exe);
+		*exe = e; /* NULL on OOM: "exe" null, as when unreadable */
+	}
+}
+
 static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
 {
 	struct qj_engine_explain x;
@@ -770,6 +801,7 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	if (qj_proc_stat_read(req->pid, &st) < 0)
 		st.comm[0] = '\0';
 	(void)qj_proc_exe(req->pid, &exe);
+	escape_proc_names(st.comm, sizeof(st.comm), &exe);
 	explain_why(&x, why, sizeof(why));
 	reply(c,
 	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"

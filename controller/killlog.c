@@ -3,6 +3,8 @@
  * Kill log writer.  Each record is one write(2) of one line followed by
  * fsync(2): an operator reading the log after a crash sees every action that
  * was taken, and O_APPEND keeps concurrent readers from seeing torn lines.
+ * When the disk is full a record is cut back whole, counted, and a gap record
+ * tells the reader how many are missing once records fit again.
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "killlog.h"
 #include "util.h"
 
@@ -23,15 +26,52 @@ struct qj_killlog {
 	uint64_t size;
 	uint64_t max_bytes;
 	unsigned keep;
+
+	/* Records that could not be written (disk full, I/O error). */
+	uint64_t lost; /* since open */
+	uint64_t unrecorded; /* lost and not yet told by a gap record */
+	int last_error;
+	char first_lost_ts[32], last_lost_ts[32]; /* of the unrecorded ones */
+	bool torn; /* a failed write could not be cut back: fence it off with a newline */
 };
+
+/*
+ * Cuts a line left unfinished at the end of the log (a write cut short, then a
+ * crash, or a truncate that failed) back to the last newline, so the next record
+ * starts a line of its own.  Records are far smaller than the window read.
+ */
+static int cut_torn_tail(int fd, uint64_t *size)
+{
+	char buf[65536];
+	uint64_t start = *size > sizeof(buf) ? *size - sizeof(buf) : 0;
+	ssize_t n;
+
+	if (*size == 0)
+		return 0;
+	n = pread(fd, buf, (size_t)(*size - start), (off_t)start);
+	if (n < 0)
+		return negative_errno();
+	if (n > 0 && buf[n - 1] == '\n')
+		return 0;
+	while (n > 0 && buf[n - 1] != '\n')
+		n--;
+	if (n == 0 && start > 0) /* no newline in the window: fence it off instead */
+		return -EBADMSG;
+	if (ftruncate(fd, (off_t)(start + (uint64_t)n)) < 0)
+		return negative_errno();
+	*size = start + (uint64_t)n;
+	return 1;
+}
 
 static int open_log(struct qj_killlog *l)
 {
 	struct stat st;
+	int r;
 
 	/* O_NOFOLLOW and a directory only root can write: nobody redirects the writer. */
+	/* Read too: a torn last line is found and cut at open (cut_torn_tail()). */
 	l->fd = openat(l->dir_fd, l->base,
-		       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0640);
+		       O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0640);
 	if (l->fd < 0)
 		return negative_errno();
 	if (fstat(l->fd, &st) < 0)
@@ -42,6 +82,8 @@ static int open_log(struct qj_killlog *l)
 		return -EPERM;
 	}
 	l->size = (uint64_t)st.st_size;
+	r = cut_torn_tail(l->fd, &l->size);
+	l->torn = r < 0;
 	return 0;
 }
 
@@ -248,56 +290,147 @@ int qj_parse_rfc3339(const char *s, uint64_t *ret_usec)
 	return 0;
 }
 
+/* Process names, executables and cgroup paths need not be UTF-8: escaped, never dropped. */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return qj_json_string_escaped(s);
 }
 
-int qj_killlog_append_json(struct qj_killlog *l, json_t *obj)
+/*
+ * Writes @line (ending in a newline) as one record: rotates first when it would
+ * not fit, reopens a log that a failed rotation left closed.  A write that fails
+ * part-way (disk full) is cut back to where the record began, so the log never
+ * holds a torn line and the next record is not glued to one.
+ */
+static int write_line(struct qj_killlog *l, const char *line, size_t len)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t len;
+	struct stat st;
 	int r;
 
-	if (!json_object_get(obj, "ts")) {
-		char ts[32];
-		struct timespec now;
-
-		(void)clock_gettime(CLOCK_REALTIME, &now);
-		r = qj_format_rfc3339(timespec_to_usec(&now), ts, sizeof(ts));
+	if (l->fd < 0) {
+		r = open_log(l);
 		if (r < 0)
 			return r;
-		if (json_object_set_new(obj, "ts", json_string(ts)) < 0)
-			return -ENOMEM;
 	}
-	line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (!line)
-		return -ENOMEM;
-	len = strlen(line);
-	line[len++] = '\n'; /* json_dumps left room for the NUL we overwrite */
-
 	if (l->max_bytes > 0 && l->size > 0 && l->size + len > l->max_bytes) {
 		r = rotate(l);
 		if (r < 0)
 			return r;
 	}
-	if (l->fd < 0)
-		return -EBADF;
+	/* The true end: what an earlier failure or another appender left. */
+	if (fstat(l->fd, &st) < 0)
+		return negative_errno();
+	l->size = (uint64_t)st.st_size;
+	if (l->torn) {
+		/* A cut that failed left a partial line: end it so this record stands alone. */
+		if (write(l->fd, "\n", 1) < 0)
+			return negative_errno();
+		l->torn = false;
+		l->size++;
+	}
 	/* One write: O_APPEND makes it atomic against other appenders and readers. */
 	for (size_t off = 0; off < len;) {
 		ssize_t n = write(l->fd, line + off, len - off);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? negative_errno() : -EIO;
+			if (off > 0 && ftruncate(l->fd, (off_t)l->size) < 0)
+				l->torn = true;
+			return r;
 		}
 		off += (size_t)n;
 	}
+	if (fsync(l->fd) < 0) {
+		/* Not known to be on disk: count it lost rather than trust it. */
+		r = negative_errno();
+		if (ftruncate(l->fd, (off_t)l->size) < 0)
+			l->torn = true;
+		return r;
+	}
 	l->size += len;
-	if (fsync(l->fd) < 0)
-		return negative_errno();
 	return 0;
+}
+
+static void note_lost(struct qj_killlog *l, const char *ts, int error)
+{
+	l->lost++;
+	if (l->unrecorded++ == 0)
+		snprintf(l->first_lost_ts, sizeof(l->first_lost_ts), "%s", ts);
+	snprintf(l->last_lost_ts, sizeof(l->last_lost_ts), "%s", ts);
+	l->last_error = error;
+}
+
+/* The record of a gap, written before the first record that fits again. */
+static int write_gap(struct qj_killlog *l, const char *ts)
+{
+	_cleanup_free_ char *line = NULL;
+	json_t *o;
+	size_t len;
+	int r;
+
+	o = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "ts", ts, "action", "gap", "lost",
+		      (json_int_t)l->unrecorded, "first_ts", l->first_lost_ts, "last_ts",
+		      l->last_lost_ts, "error",
+		      strerrorname_np(-l->last_error) ? strerrorname_np(-l->last_error) : "?");
+	if (!o)
+		return -ENOMEM;
+	line = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!line)
+		return -ENOMEM;
+	len = strlen(line);
+	line[len++] = '\n'; /* json_dumps left room for the NUL we overwrite */
+	r = write_line(l, line, len);
+	if (r < 0)
+		return r;
+	l->unrecorded = 0;
+	return 0;
+}
+
+int qj_killlog_append_json(struct qj_killlog *l, json_t *obj)
+{
+	_cleanup_free_ char *line = NULL;
+	const char *ts;
+	size_t len;
+	int r;
+
+	if (!json_object_get(obj, "ts")) {
+		char now_ts[32];
+		struct timespec now;
+
+		(void)clock_gettime(CLOCK_REALTIME, &now);
+		r = qj_format_rfc3339(timespec_to_usec(&now), now_ts, sizeof(now_ts));
+		if (r < 0)
+			return r;
+		if (json_object_set_new(obj, "ts", json_string(now_ts)) < 0)
+			return -ENOMEM;
+	}
+	ts = json_string_value(json_object_get(obj, "ts"));
+	line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!line) {
+		note_lost(l, ts ? ts : "", -ENOMEM);
+		return -ENOMEM;
+	}
+	len = strlen(line);
+	line[len++] = '\n'; /* json_dumps left room for the NUL we overwrite */
+
+	r = l->unrecorded > 0 ? write_gap(l, ts ? ts : "") : 0;
+	if (r >= 0)
+		r = write_line(l, line, len);
+	if (r < 0)
+		note_lost(l, ts ? ts : "", r);
+	return r;
+}
+
+void qj_killlog_get_stats(const struct qj_killlog *l, struct qj_killlog_stats *ret)
+{
+	*ret = (struct qj_killlog_stats){
+		.lost = l->lost,
+		.unrecorded = l->unrecorded,
+		.last_error = l->last_error,
+	};
 }
 
 int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *rec)

@@ -47,8 +47,21 @@ const char *qj_killlog_path(const struct qj_killlog *l);
 int qj_killlog_open_reader(const struct qj_killlog *l);
 
 int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *r);
-/* Appends @obj (adds "ts" when missing) as one line; rotates first when it would not fit. */
+/*
+ * Appends @obj (adds "ts" when missing) as one line; rotates first when it
+ * would not fit.  A record that cannot be written (disk full: nothing of it is
+ * left in the log) is counted; the next one that can is preceded by a record
+ * of the gap: {"ts","action":"gap","lost","first_ts","last_ts","error"}.
+ */
 int qj_killlog_append_json(struct qj_killlog *l, json_t *obj);
+
+struct qj_killlog_stats {
+	uint64_t lost; /* records not written since the log was opened */
+	uint64_t unrecorded; /* of those, not yet told by a gap record */
+	int last_error; /* negative errno of the last loss, 0 when none */
+};
+
+void qj_killlog_get_stats(const struct qj_killlog *l, struct qj_killlog_stats *ret);
 
 /* "2026-12-03T09:05:41.123Z" (UTC, milliseconds) into @buf (at least 32 bytes). */
 int qj_format_rfc3339(uint64_t realtime_usec, char *buf, size_t size);

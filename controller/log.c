@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "log.h"
 
 static bool log_stderr = true;
@@ -32,7 +33,7 @@ void qj_log_set_level(int max_level)
 
 int qj_log_internal(int level, int error, const char *file, int line, const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 	char expanded[1024];
 	size_t o = 0;
 	int saved = errno;
@@ -68,9 +69,11 @@ int qj_log_internal(int level, int error, const char *file, int line, const char
 	va_start(ap, fmt);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	(void)vsnprintf(msg, sizeof(msg), expanded, ap);
+	(void)vsnprintf(raw, sizeof(raw), expanded, ap);
 #pragma GCC diagnostic pop
 	va_end(ap);
+	/* Messages quote comms, hold names and reasons: one line, no control characters. */
+	(void)qj_escape_buf(raw, QJ_ESCAPE_TERMINAL, msg, sizeof(msg));
 
 	if (log_stderr) {
 		if (log_max_level >= LOG_DEBUG)

@@ -200,6 +200,25 @@ int harness_restart(struct harness *h)
 	return start_daemon(h);
 }
 
+int harness_respawn(struct harness *h)
+{
+	if (h->pid > 0)
+		return -EBUSY;
+	return start_daemon(h);
+}
+
+int harness_need_root(const char *test)
+{
+	if (geteuid() == 0)
+		return -1;
+	if (itest_ci()) {
+		fprintf(stderr, "%s needs root (CI=true: failing)\n", test);
+		return 1;
+	}
+	fprintf(stderr, "%s needs root, skipped\n", test);
+	return 77;
+}
+
 int harness_stop(struct harness *h)
 {
 	int status;

@@ -42,6 +42,13 @@ int harness_write_policy(struct harness *h, const char *file, const char *policy
 int harness_restart(struct harness *h);
 /* SIGTERM, wait; returns the daemon's exit status (or -1). */
 int harness_stop(struct harness *h);
+/* Starts a daemon again on the same state after harness_stop(); 0 or negative errno. */
+int harness_respawn(struct harness *h);
+/*
+ * For main(): -1 when running as root; otherwise says why @test cannot run and
+ * returns its exit status: 77 (skipped), or 1 under CI=true.
+ */
+int harness_need_root(const char *test);
 /* Removes the temporary directory. */
 void harness_cleanup(struct harness *h);
 

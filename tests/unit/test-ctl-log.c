@@ -51,6 +51,25 @@ static void test_ctl_log_table_and_filters(void **state)
 	assert_non_null(strstr(s, "qj-busy"));
 	assert_non_null(strstr(s, "254/300 ms"));
 	assert_non_null(strstr(s, "summary"));
+	assert_non_null(
+		strstr(s, "gap       2 records lost (ENOSPC) from 2026-12-03T09:05:42.200Z"));
+	free(s);
+
+	/* Another user's comm and reason cannot recolour the table or forge a row. */
+	s = run(CTL_EXIT_OK, "--app", "evil", NULL, NULL);
+	assert_null(strchr(s, '\x1b'));
+	assert_null(strchr(s, '\r'));
+	assert_non_null(strstr(s, "\\e[31mred\\rfake"));
+	assert_non_null(strstr(s, "busy\\n2026-12-03"));
+	assert_null(strstr(s, "\n2026-12-03 09:05:42 1      root"));
+	/* Two lines: the header and the record. */
+	{
+		int lines = 0;
+
+		for (const char *p = s; *p; p++)
+			lines += *p == '\n';
+		assert_int_equal(lines, 2);
+	}
 	free(s);
 
 	s = run(CTL_EXIT_OK, "--app", "polite", NULL, NULL);

@@ -316,6 +316,54 @@ static void test_killlog_reader_not_by_path(void **state)
 	l = qj_killlog_free(l);
 }
 
+/* All of @path, NUL-terminated, into @buf. */
+static size_t slurp(const char *path, char *buf, size_t size)
+{
+	FILE *fp = fopen(path, "re");
+	size_t n;
+
+	assert_non_null(fp);
+	n = fread(buf, 1, size - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return n;
+}
+
+/*
+ * A log left with an unfinished last line (a write cut short by a full disk,
+ * then a crash) is cut back to its last full line at open: the next record
+ * starts a line of its own instead of being glued to the torn one.
+ */
+static void test_killlog_cuts_torn_tail_at_open(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_kill_record r = rec(2, "busy", 100, "sigstop");
+	struct collect c = {};
+	char buf[4096];
+	FILE *fp;
+
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	l = qj_killlog_free(l);
+	fp = fopen(f->path, "ae");
+	assert_non_null(fp);
+	fputs("{\"cycle\":1,\"action\":\"summary\"}\n{\"cycle\":1,\"app\":\"bu", fp);
+	fclose(fp);
+
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	l = qj_killlog_free(l);
+	slurp(f->path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"summary\"}\n{\"ts\""));
+	assert_null(strstr(buf, "\"bu\n"));
+	fp = fopen(f->path, "re");
+	assert_int_equal(qj_killlog_read(fp, NULL, collect_cb, &c), 2);
+	fclose(fp);
+	assert_int_equal(json_integer_value(json_object_get(c.recs[1], "cycle")), 2);
+	for (int i = 0; i < c.n; i++)
+		json_decref(c.recs[i]);
+}
+
 static void test_rfc3339(void **state)
 {
 	char buf[32];
@@ -342,6 +390,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_rotation_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_reader_not_by_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_cuts_torn_tail_at_open, setup,
+						teardown),
 		cmocka_unit_test(test_rfc3339),
 	};
 
