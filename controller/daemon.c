@@ -883,6 +883,16 @@ static struct client_state *client_state(struct qj_ipc_client *c)
 	return c->userdata;
 }
 
+/* Keeps @req (ownership moves to @cs) until the jail leaves QOS_NONE; stops reading from @c. */
+static void defer(struct qj_daemon *d, struct qj_ipc_client *c, struct client_state *cs,
+		  struct qj_request *req)
+{
+	cs->deferred = *req;
+	cs->has_deferred = true;
+	d->n_deferred++;
+	qj_ipc_pause(c, true);
+}
+
 static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
 		       bool truncated)
 {
@@ -916,29 +926,41 @@ static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf,
 		reply_error(c, -ENOMEM, "out of memory");
 		return;
 	}
-	cs->deferred = req;
-	cs->has_deferred = true;
-	d->n_deferred++;
-	qj_ipc_pause(c, true);
+	defer(d, c, cs, &req);
 }
 
 static void process_deferred(struct qj_daemon *d)
 {
 	if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
 		return;
+	/*
+	 * The request is moved out of the client's state before it is handled: a failed
+	 * reply disconnects the client, and on_disconnect() frees that state.  Handling can
+	 * also disconnect others (a released hold re-enters apply()): the walk restarts
+	 * then; each client is taken at most once, so it ends.
+	 */
 	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc), *next; c; c = next) {
 		struct client_state *cs = c->userdata;
+		struct qj_request req;
 		bool deferred = false;
 
-		next = qj_ipc_next(c); /* a reply may disconnect c */
-
+		next = qj_ipc_next(c);
 		if (!cs || !cs->has_deferred)
 			continue;
+		req = cs->deferred;
+		cs->deferred = (struct qj_request){};
 		cs->has_deferred = false;
 		d->n_deferred--;
 		qj_ipc_pause(c, false);
-		handle(d, c, &cs->deferred, &deferred);
-		qj_request_done(&cs->deferred);
+		handle(d, c, &req, &deferred);
+		if (deferred && qj_ipc_alive(c) && c->userdata)
+			defer(d, c, c->userdata, &req); /* quiescing again: wait again */
+		else
+			qj_request_done(&req);
+		if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
+			return;
+		if (next && !qj_ipc_alive(next))
+			next = qj_ipc_first(d->ipc);
 	}
 }
 

@@ -394,6 +394,11 @@ size_t qj_ipc_n_clients(const struct qj_ipc *s)
 	return s->n_clients;
 }
 
+bool qj_ipc_alive(const struct qj_ipc_client *c)
+{
+	return !c->dead;
+}
+
 struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s)
 {
 	return s->clients;

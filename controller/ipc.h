@@ -82,6 +82,8 @@ void qj_ipc_disconnect(struct qj_ipc_client *c);
 void qj_ipc_reap(struct qj_ipc *s);
 
 size_t qj_ipc_n_clients(const struct qj_ipc *s);
+/* False once @c is disconnected (it stays allocated until qj_ipc_reap()). */
+bool qj_ipc_alive(const struct qj_ipc_client *c);
 /* Iteration over live clients. */
 struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s);
 struct qj_ipc_client *qj_ipc_next(struct qj_ipc_client *c);
