@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -511,14 +512,97 @@ static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
 	      -1);
 }
 
-static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+/* Jailed peers (and peers whose membership is unknown) never move processes. */
+static bool check_not_jailed(struct qj_daemon *d, struct qj_ipc_client *c, const char *what)
 {
+	const char *app = NULL;
+	int r = client_app(d, c, &app);
+
+	if (r == 0 || (r < 0 && c->uid == 0))
+		return true;
+	log_notice("Refused %s to pid %d uid %d (%s): %s", what, c->pid, c->uid, c->comm,
+		   r > 0 ? "a jailed process" : "cannot tell whether it is jailed");
+	reply_error(c, -EPERM, "a jailed process may not %s", what);
+	return false;
+}
+
+/*
+ * Whether @c may place @pid (issue 11 finding 2): root any process; anyone else only
+ * processes whose every uid (real, effective, saved, filesystem) is the caller's own
+ * or one access.place_as lists for it, and never one with a root uid.  The uids are
+ * read with a pidfd open (read, then the pidfd checked alive: the pid still named the
+ * process that was read); *ret_pidfd stays open for the re-check after the move.
+ */
+static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+			      int *ret_pidfd)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct qj_proc_status st;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place"))
+	if (pid <= 0) {
+		reply_error(c, -EINVAL, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	fd = pidfd_open(pid, 0);
+	if (fd < 0 && (c->uid != 0 || errno == ESRCH)) {
+		r = -errno;
+		if (r == -ESRCH)
+			reply_error(c, r, "no process %d", pid);
+		else
+			reply_error(c, r, "cannot verify the owner of pid %d: pidfd_open: %s", pid,
+				    strerror(-r));
+		return r;
+	}
+	if (c->uid == 0) {
+		*ret_pidfd = TAKE_FD(fd);
+		return 0;
+	}
+	r = qj_proc_status_read(pid, &st);
+	if (r >= 0 && pidfd_send_signal(fd, 0, NULL, 0) < 0)
+		r = -errno;
+	if (r < 0) {
+		reply_error(c, r == -ENOENT ? -ESRCH : r, "no process %d", pid);
+		return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(st.uids); i++) {
+		uid_t u = st.uids[i];
+
+		if (u == c->uid && u != 0)
+			continue;
+		if (qj_policy_may_place_as(d->policy, c->uid, u))
+			continue;
+		log_notice("Refused place of pid %d (uid %u) to pid %d uid %d (%s)", pid, u, c->pid,
+			   c->uid, c->comm);
+		reply_error(c, -EPERM,
+			    u == 0 ? "pid %d runs as root: only root may place it" :
+				     "pid %d runs as uid %u: uid %d may place only its own "
+				     "processes and those access.place_as lists for it",
+			    pid, u, c->uid);
+		return -EPERM;
+	}
+	*ret_pidfd = TAKE_FD(fd);
+	return 0;
+}
+
+static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	_cleanup_close_ int pidfd = -EBADF;
+	int r;
+
+	if (!check_access(d, c, &d->policy->access_place, "place") ||
+	    !check_not_jailed(d, c, "place"))
+		return;
+	if (check_place_target(d, c, req->pid, &pidfd) < 0)
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
 	d->app_gen++;
+	/* Re-checked: had it exited during the move, the pid might have named another. */
+	if (r >= 0 && pidfd >= 0 && pidfd_send_signal(pidfd, 0, NULL, 0) < 0) {
+		log_warning("Pid %d exited while being placed into %s (requested by pid %d uid %d)",
+			    req->pid, req->app, c->pid, c->uid);
+		r = -ESRCH;
+	}
 	if (r < 0) {
 		if (r == -ENOENT)
 			reply_error(c, r, "no app '%s' in the policy", req->app);
@@ -539,7 +623,8 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place"))
+	if (!check_access(d, c, &d->policy->access_place, "place") ||
+	    !check_not_jailed(d, c, "place"))
 		return;
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {

@@ -89,7 +89,9 @@ int qj_proc_status_parse(const char *text, struct qj_proc_status *ret)
 	    hex_field(text, "\nSigPnd:", &s.sigpnd) < 0 ||
 	    hex_field(text, "\nShdPnd:", &s.shdpnd) < 0)
 		return -EINVAL;
-	s.uid = (uid_t)strtoul(uid + 5, NULL, 10);
+	if (sscanf(uid + 5, "%u %u %u %u", &s.uids[0], &s.uids[1], &s.uids[2], &s.uids[3]) != 4)
+		return -EINVAL;
+	s.uid = s.uids[0];
 	if (nonvol)
 		s.nonvoluntary_switches =
 			strtoull(nonvol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10);

@@ -24,6 +24,7 @@ int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret);
 int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret);
 struct qj_proc_status {
 	uid_t uid; /* real */
+	uid_t uids[4]; /* real, effective, saved, filesystem */
 	uint64_t sigcgt; /* caught signals: bit (sig - 1) */
 	uint64_t sigpnd; /* pending for the thread */
 	uint64_t shdpnd; /* pending for the process (a SIGSTOP not acted on yet sits here) */

@@ -68,6 +68,13 @@ char *raw_call(int fd, const char *text, size_t len);
 
 void msleep(unsigned ms);
 
+/*
+ * Runs @fn(@arg) in a forked child with all its uids and gids set to @uid (no
+ * supplementary groups); returns the child's exit status (fn's return value), 99 when
+ * the switch failed, 100 when it died.
+ */
+int harness_run_as(uid_t uid, int (*fn)(void *arg), void *arg);
+
 /* Resident set of @pid in KiB (VmRSS), -1 when unreadable. */
 long harness_rss_kib(pid_t pid);
 
