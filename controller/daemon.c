@@ -72,7 +72,8 @@ struct client_state {
 	/* Cached jail membership of the peer, valid while app_gen == d->app_gen. */
 	uint64_t app_gen;
 	uint64_t app_usec;
-	int app_r; /* 1 jailed, 0 not */
+	int app_r; /* 1 jailed, 0 not, negative errno: unknown (treated as jailed) */
+	bool app_final; /* the peer has exited: app_r can no longer change */
 	char app[64];
 };
 
@@ -129,7 +130,16 @@ static void rearm_timer(struct qj_daemon *d)
 
 static struct client_state *client_state(struct qj_ipc_client *c);
 
-/* 1 and *ret_app (valid until the next call) when @c's peer is jailed, 0 when not. */
+/*
+ * Jail membership of @c's peer, fail-closed (issue 11 finding 3): 1 and *ret_app (valid
+ * until the next call) when jailed, 0 when not, negative errno when it cannot be known
+ * (callers treat the peer as jailed in an unknown app).  Decided at connect and re-read
+ * while cached answers age: /proc/PID/cgroup read, then the peer's pidfd checked, so the
+ * pid still named the peer.  Once the connecting process has exited nothing can be read
+ * for the connection any more: the last trusted answer stays (a jailed app that connects
+ * and hands the socket to a child stays jailed), and without one the peer is unknown.
+ * Only where pidfds do not exist at all (-ENOSYS: before 5.3) is the pid read alone.
+ */
 static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char **ret_app)
 {
 	struct client_state *cs = client_state(c);
@@ -137,19 +147,32 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 	const char *app = NULL;
 	int r;
 
+	*ret_app = "";
 	if (!d->engine)
 		return 0;
-	if (cs && cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC) {
+	if (!cs)
+		return -ENOMEM;
+	if (cs->app_final ||
+	    (cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC && cs->app_usec)) {
 		*ret_app = cs->app;
 		return cs->app_r;
 	}
-	r = qj_engine_app_of_pid(d->engine, c->pid, &app);
-	if (r < 0 || !cs) {
-		*ret_app = app;
-		return r;
+	if (c->pidfd < 0 && c->pidfd != -ENOSYS) {
+		r = c->pidfd; /* gone before accept: never known */
+		cs->app_final = true;
+	} else {
+		r = qj_engine_app_of_pid(d->engine, c->pid, &app);
+		if (c->pidfd >= 0 && qj_pidfd_exited(c->pidfd)) {
+			cs->app_final = true;
+			if (cs->app_usec) { /* keep the last trusted answer */
+				*ret_app = cs->app;
+				return cs->app_r;
+			}
+			r = -ESRCH;
+		}
 	}
 	cs->app_gen = d->app_gen;
-	cs->app_usec = t;
+	cs->app_usec = t ? t : 1;
 	cs->app_r = r;
 	snprintf(cs->app, sizeof(cs->app), "%s", r > 0 && app ? app : "");
 	*ret_app = cs->app;
@@ -356,8 +379,16 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	if (!check_access(d, c, &d->policy->access_hold, "hold"))
 		return;
 	r = client_app(d, c, &app_name);
-	if (r < 0 && r != -ESRCH)
-		log_debug_errno(r, "Cannot tell whether pid %d is jailed: %m", c->pid);
+	if (r < 0) {
+		log_notice("Refused hold '%s' to pid %d uid %d (%s): cannot tell whether it is "
+			   "jailed (%s)",
+			   req->name, c->pid, c->uid, c->comm, strerrorname_np(-r));
+		reply_error(c, -EPERM,
+			    "cannot tell whether pid %d is jailed (%s): an unknown peer gets no "
+			    "holds",
+			    c->pid, r == -ESRCH ? "it exited" : strerror(-r));
+		return;
+	}
 	if (r > 0) {
 		/* Jailed peers never keep the system awake: while the jail is at QOS_NONE
 		 * their request blocks until resume, like any QoS resource would. */
@@ -375,6 +406,15 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 			return;
 		}
 		app = qj_policy_find_app(d->policy, app_name);
+		if (!app) {
+			log_notice("Refused hold '%s' to pid %d: jailed in %s, which the policy no "
+				   "longer lists",
+				   req->name, c->pid, app_name);
+			reply_error(c, -EPERM,
+				    "jailed in app %s, which the policy no longer lists: no holds",
+				    app_name);
+			return;
+		}
 		snprintf(owner.app, sizeof(owner.app), "%s", app_name);
 	}
 	if (app) {
@@ -559,8 +599,8 @@ static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_
 		return 0;
 	}
 	r = qj_proc_status_read(pid, &st);
-	if (r >= 0 && pidfd_send_signal(fd, 0, NULL, 0) < 0)
-		r = -errno;
+	if (r >= 0 && qj_pidfd_exited(fd))
+		r = -ESRCH;
 	if (r < 0) {
 		reply_error(c, r == -ENOENT ? -ESRCH : r, "no process %d", pid);
 		return r;
@@ -598,7 +638,7 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	r = qj_engine_place(d->engine, req->app, req->pid);
 	d->app_gen++;
 	/* Re-checked: had it exited during the move, the pid might have named another. */
-	if (r >= 0 && pidfd >= 0 && pidfd_send_signal(pidfd, 0, NULL, 0) < 0) {
+	if (r >= 0 && pidfd >= 0 && qj_pidfd_exited(pidfd)) {
 		log_warning("Pid %d exited while being placed into %s (requested by pid %d uid %d)",
 			    req->pid, req->app, c->pid, c->uid);
 		r = -ESRCH;
@@ -1072,7 +1112,16 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 	}
 }
 
+/* Membership is decided while the connecting process is surely there. */
+static void on_connect(void *userdata, struct qj_ipc_client *c)
+{
+	const char *app;
+
+	(void)client_app(userdata, c, &app);
+}
+
 static const struct qj_ipc_ops ipc_ops = {
+	.on_connect = on_connect,
 	.on_message = on_message,
 	.on_disconnect = on_disconnect,
 };

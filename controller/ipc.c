@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -13,6 +14,7 @@
 
 #include "ipc.h"
 #include "log.h"
+#include "proc.h"
 #include "proto.h"
 #include "util.h"
 
@@ -93,6 +95,8 @@ static void client_free(struct qj_ipc_client *c)
 	for (size_t i = 0; i < c->n_out; i++)
 		out_free(&c->out[i]);
 	free(c->out);
+	if (c->pidfd >= 0)
+		(void)close(c->pidfd);
 	(void)close(c->fd);
 	free(c);
 }
@@ -259,6 +263,32 @@ static void read_comm(pid_t pid, char *comm, size_t size)
 	comm[strcspn(comm, "\n")] = '\0';
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+/*
+ * The peer's pidfd: from the kernel where it can say (6.5+: the socket pins the peer's
+ * struct pid, no pid reuse), else pidfd_open() of the SO_PEERCRED pid, trusted only
+ * when the process that pid names now is not an exited one; see docs/decisions.md.
+ */
+static int peer_pidfd(int fd, pid_t pid)
+{
+	int pidfd = -EBADF;
+	socklen_t len = sizeof(pidfd);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+		if (!qj_pidfd_exited(pidfd))
+			return pidfd;
+		(void)close(pidfd);
+		return -ESRCH;
+	}
+	if (errno != ENOPROTOOPT)
+		return -ESRCH; /* 6.5-6.15 refuse with EINVAL once the peer is reaped */
+	pidfd = pidfd_open(pid, 0);
+	return pidfd >= 0 ? pidfd : -errno;
+}
+
 static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 {
 	struct qj_ipc *s = (struct qj_ipc *)src;
@@ -303,12 +333,12 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 			for (size_t i = 0;
 			     i < glen / sizeof(gid_t) && c->n_groups < QJ_IPC_MAX_GROUPS; i++)
 				c->groups[c->n_groups++] = groups[i];
+		c->pidfd = peer_pidfd(fd, cred.pid);
 		read_comm(c->pid, c->comm, sizeof(c->comm));
 		ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &c->source };
 		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			log_warning("epoll_ctl failed: %m, dropping the connection");
-			(void)close(fd);
-			free(c);
+			client_free(c);
 			continue;
 		}
 		c->events = EPOLLIN;
@@ -317,8 +347,10 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 			s->clients->prev = c;
 		s->clients = c;
 		s->n_clients++;
-		log_debug("Client %" PRIu64 " connected: pid %d uid %d (%s)", c->id, c->pid, c->uid,
-			  c->comm);
+		log_debug("Client %" PRIu64 " connected: pid %d uid %d (%s)%s", c->id, c->pid,
+			  c->uid, c->comm, c->pidfd >= 0 ? "" : ", no pidfd");
+		if (s->ops->on_connect)
+			s->ops->on_connect(s->userdata, c);
 	}
 }
 

@@ -33,6 +33,12 @@ struct qj_ipc_client {
 	int fd;
 	uint64_t id; /* unique for the daemon's lifetime, never 0 */
 	pid_t pid;
+	/*
+	 * The peer process, taken at accept (SO_PEERPIDFD, else pidfd_open() of the
+	 * SO_PEERCRED pid while that process still runs); negative errno when none:
+	 * -ESRCH when the connecting process had already exited.
+	 */
+	int pidfd;
 	uid_t uid;
 	gid_t gid;
 	gid_t groups[QJ_IPC_MAX_GROUPS]; /* primary first, then supplementary */
@@ -52,6 +58,8 @@ struct qj_ipc_client {
 };
 
 struct qj_ipc_ops {
+	/* A client was accepted (identity filled in); optional. */
+	void (*on_connect)(void *userdata, struct qj_ipc_client *c);
 	/* One complete message (at most QJ_PROTO_MAX_MSG + 1 bytes; more means oversize). */
 	void (*on_message)(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
 			   bool truncated);

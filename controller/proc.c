@@ -2,6 +2,7 @@
 /* /proc/PID readers.  Parsers take text so unit tests can feed fixtures. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,4 +227,11 @@ int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n)
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+bool qj_pidfd_exited(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP));
 }

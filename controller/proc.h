@@ -45,6 +45,12 @@ int qj_proc_cmdline(pid_t pid, char **ret);
 /* /proc/PID/task/TID/timerslack_ns. */
 int qj_proc_timerslack_get(pid_t tid, uint64_t *ret);
 int qj_proc_timerslack_set(pid_t tid, uint64_t ns);
+/*
+ * Whether the process behind @pidfd has exited (the pidfd polls readable).  poll(2),
+ * not pidfd_send_signal(): it also works where only pidfds handed by the kernel
+ * (SO_PEERPIDFD) do, e.g. under valgrind 3.19.
+ */
+bool qj_pidfd_exited(int pidfd);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

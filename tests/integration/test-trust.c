@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@
 
 #include "daemon-harness.h"
 #include "util.h"
+#include "proto.h"
 #include "qosjail.h"
 
 #define NOBODY 65534
@@ -38,6 +40,9 @@ static const char policy_trust[] = "version: 1\n"
 				   "  - name: app\n"
 				   "    match: { exe: \"/nonexistent/app\" }\n"
 				   "    holds: { max: 2 }\n"
+				   "  - name: gone\n"
+				   "    match: { exe: \"/nonexistent/gone\" }\n"
+				   "    holds: { max: 5 }\n"
 				   "access:\n"
 				   "  place: { uids: [0, 65534] }\n"
 				   "  place_as:\n"
@@ -188,10 +193,190 @@ static void test_place_only_own_processes(void **state)
 	assert_string_equal(app, "app");
 }
 
+/* ---- finding 3: jail membership ------------------------------------------------------- */
+
+/*
+ * A worker process driven through pipes: 'c' connects (raw, no hello), 'h' takes a hold
+ * (hello first if not done) and reports the reply's status, 'f' forks and lets the parent
+ * exit (the child, which keeps the connection, reports its pid and goes on), 'x' exits.
+ */
+struct worker {
+	pid_t pid;
+	int cmd, res;
+};
+
+static void worker_main(const char *socket, int cmd, int res)
+{
+	int fd = -1, n = 0, r;
+	bool hello = false;
+	char c;
+
+	while (read(cmd, &c, 1) == 1) {
+		if (c == 'c') {
+			fd = raw_connect(socket);
+			r = fd >= 0 ? 0 : -errno;
+		} else if (c == 'h') {
+			char req[128], *rep;
+			json_t *j;
+
+			if (!hello) {
+				free(raw_call(fd, "{\"op\":\"hello\",\"version\":1}", 26));
+				hello = true;
+			}
+			snprintf(req, sizeof(req),
+				 "{\"op\":\"hold\",\"name\":\"w%d\",\"reason\":\"test\"}", n++);
+			rep = raw_call(fd, req, strlen(req));
+			j = rep ? json_loads(rep, 0, NULL) : NULL;
+			r = j ? qj_reply_status(j, NULL) : -EPROTO;
+			json_decref(j);
+			free(rep);
+		} else if (c == 'f') {
+			pid_t child = fork();
+
+			if (child != 0)
+				_exit(child < 0 ? 1 : 0);
+			r = getpid();
+		} else {
+			_exit(0);
+		}
+		if (write(res, &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static void worker_start(struct harness *h, struct worker *w)
+{
+	int cmd[2], res[2];
+
+	assert_int_equal(pipe2(cmd, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(res, O_CLOEXEC), 0);
+	w->pid = fork();
+	assert_true(w->pid >= 0 && n_spawned < ARRAY_SIZE(spawned));
+	if (w->pid == 0) {
+		close(cmd[1]);
+		close(res[0]);
+		worker_main(h->socket, cmd[0], res[1]);
+	}
+	spawned[n_spawned++] = w->pid;
+	close(cmd[0]);
+	close(res[1]);
+	w->cmd = cmd[1];
+	w->res = res[0];
+}
+
+static int worker_do(struct worker *w, char c)
+{
+	int r;
+
+	assert_int_equal(write(w->cmd, &c, 1), 1);
+	assert_int_equal(read(w->res, &r, sizeof(r)), sizeof(r));
+	return r;
+}
+
+/* The worker's connecting process exits; its child (same jail group) keeps the socket. */
+static void worker_fork_away(struct worker *w)
+{
+	pid_t old = w->pid, child = worker_do(w, 'f');
+
+	assert_true(child > 0);
+	assert_int_equal(waitpid(old, NULL, 0), old);
+	w->pid = child;
+	spawned[n_spawned++] = child;
+}
+
+static void worker_stop(struct worker *w)
+{
+	close(w->cmd);
+	close(w->res);
+}
+
+static void place_root(struct harness *h, const char *app, pid_t pid)
+{
+	struct qj_conn *c = NULL;
+
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_place(c, app, pid), 0);
+	qj_close(c);
+}
+
+/*
+ * A jailed app (hold limit 2) connects, forks and exits: the child uses the connection.
+ * The lookup of the exited pid used to fail with ESRCH and count as "not jailed"
+ * (unlimited holds); membership is now decided at connect and kept.
+ */
+static void test_connecting_parent_exited_stays_jailed(void **state)
+{
+	struct harness *h = *state;
+	struct worker w;
+
+	REQUIRE_HARNESS(h);
+	worker_start(h, &w);
+	place_root(h, "app", w.pid);
+	assert_int_equal(worker_do(&w, 'c'), 0);
+	/* Accepted (the status connection is the other client) before the parent goes. */
+	assert_true(harness_wait_int(h, "clients", 2, 5000) >= 2);
+	worker_fork_away(&w);
+	assert_int_equal(worker_do(&w, 'h'), 0);
+	assert_int_equal(worker_do(&w, 'h'), 0);
+	assert_int_equal(worker_do(&w, 'h'), -EDQUOT);
+	worker_stop(&w);
+}
+
+/*
+ * The connecting process is gone before the daemon even accepts (the daemon is stopped
+ * meanwhile): its membership can never be known, and an unknown peer gets no holds.
+ */
+static void test_peer_gone_before_accept_gets_no_holds(void **state)
+{
+	struct harness *h = *state;
+	struct worker w;
+
+	REQUIRE_HARNESS(h);
+	worker_start(h, &w);
+	place_root(h, "app", w.pid);
+	assert_int_equal(kill(h->pid, SIGSTOP), 0);
+	assert_int_equal(worker_do(&w, 'c'), 0);
+	worker_fork_away(&w);
+	assert_int_equal(kill(h->pid, SIGCONT), 0);
+	assert_int_equal(worker_do(&w, 'h'), -EPERM);
+	worker_stop(&w);
+}
+
+/* After a reload drops an app, processes still in its group get no holds (they had 5). */
+static void test_jailed_app_dropped_by_reload_gets_no_holds(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char *text = strdup(policy_trust), *cut;
+	struct worker w;
+
+	REQUIRE_HARNESS(h);
+	worker_start(h, &w);
+	place_root(h, "gone", w.pid);
+	assert_int_equal(worker_do(&w, 'c'), 0);
+	assert_int_equal(worker_do(&w, 'h'), 0);
+	cut = strstr(text, "  - name: gone\n");
+	memmove(cut, strstr(cut, "access:"), strlen(strstr(cut, "access:")) + 1);
+	assert_int_equal(harness_write_policy(h, h->policy, text), 0);
+	free(text);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_reload(c, NULL), 0);
+	qj_close(c);
+	assert_int_equal(worker_do(&w, 'h'), -EPERM);
+	worker_stop(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_place_only_own_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connecting_parent_exited_stays_jailed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_peer_gone_before_accept_gets_no_holds, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_jailed_app_dropped_by_reload_gets_no_holds,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
