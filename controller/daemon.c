@@ -105,6 +105,8 @@ static void rearm_timer(struct qj_daemon *d)
 		t = qj_holds_next_deadline(d->holds);
 	if (d->interrupt_resend_usec < t)
 		t = d->interrupt_resend_usec;
+	if (d->ipc && qj_ipc_resume_usec(d->ipc) < t)
+		t = qj_ipc_resume_usec(d->ipc);
 	/*
 	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
 	 * deadline moves later on every release, and re-arming each time cost a
@@ -748,6 +750,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 		}
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);
 	d->policy = p;
 	d->app_gen++;
@@ -1187,6 +1190,7 @@ static void on_timer(struct qj_event_source *s, uint32_t events)
 			d->interrupt_resend_usec = USEC_INFINITY;
 		}
 	}
+	qj_ipc_on_timer(d->ipc, t);
 	apply(d, qj_cycle_on_timer(&d->cycle, t));
 }
 
@@ -1345,6 +1349,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		log_error_errno(r, "Failed to listen on %s: %m", cfg->socket_path);
 		goto fail;
 	}
+	qj_ipc_set_limits(d->ipc, d->policy->max_clients, d->policy->max_clients_per_uid);
 
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, now());
@@ -1376,6 +1381,8 @@ int qj_daemon_run(struct qj_daemon *d)
 			s->dispatch(s, evs[i].events);
 		}
 		qj_ipc_reap(d->ipc);
+		if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
+			rearm_timer(d); /* the listener paused: retry even if no client goes */
 	}
 	return 0;
 }

@@ -89,6 +89,20 @@ void qj_ipc_disconnect(struct qj_ipc_client *c);
 /* Frees clients disconnected during the last dispatch; call after each epoll batch. */
 void qj_ipc_reap(struct qj_ipc *s);
 
+/*
+ * Connections at once: @max_total over all uids, @max_per_uid for one uid; root is exempt
+ * from both (it is bounded by the fd limit only).  A connection over a limit gets an
+ * error message (EUSERS) and is closed at once.
+ */
+void qj_ipc_set_limits(struct qj_ipc *s, size_t max_total, size_t max_per_uid);
+/*
+ * While out of file descriptors the listener is paused (taken out of epoll): it resumes
+ * when a client goes, or at this time (CLOCK_MONOTONIC; USEC_INFINITY when not paused)
+ * through qj_ipc_on_timer().
+ */
+uint64_t qj_ipc_resume_usec(const struct qj_ipc *s);
+void qj_ipc_on_timer(struct qj_ipc *s, uint64_t now_usec);
+
 size_t qj_ipc_n_clients(const struct qj_ipc *s);
 /* False once @c is disconnected (it stays allocated until qj_ipc_reap()). */
 bool qj_ipc_alive(const struct qj_ipc_client *c);

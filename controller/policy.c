@@ -2048,6 +2048,24 @@ static void walk_log(struct ctx *c, struct node *n, void *obj, const struct fiel
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
 }
 
+static void walk_limits(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	static const struct field fields[] = {
+		{ .key = "clients",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_clients),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_CLIENTS },
+		{ .key = "clients_per_uid",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_clients_per_uid),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_CLIENTS },
+	};
+
+	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
+}
+
 static void walk_document(struct ctx *c, struct node *root)
 {
 	static const struct field fields[] = {
@@ -2058,6 +2076,7 @@ static void walk_document(struct ctx *c, struct node *root)
 		{ .key = "apps", .type = F_CUSTOM, .walk = walk_apps },
 		{ .key = "access", .type = F_CUSTOM, .walk = walk_access },
 		{ .key = "log", .type = F_CUSTOM, .walk = walk_log },
+		{ .key = "limits", .type = F_CUSTOM, .walk = walk_limits },
 	};
 	char buf[QUOTE_MAX + 16];
 
@@ -2155,6 +2174,8 @@ int qj_policy_new_default(struct qj_policy **ret)
 	}
 	p->max_strikes = 3;
 	p->strike_rung = 1; /* stop */
+	p->max_clients = 1024;
+	p->max_clients_per_uid = 64;
 	p->log_max_bytes = 10ULL << 20;
 	p->log_keep = 5;
 	p->sysfs_root = strdup("/sys");
@@ -2487,7 +2508,7 @@ static json_t *child(json_t *parent, const char *key)
 
 static json_t *policy_to_json(const struct qj_policy *p)
 {
-	json_t *root = json_object(), *s, *r, *j, *e, *l, *apps, *a, *lg;
+	json_t *root = json_object(), *s, *r, *j, *e, *l, *apps, *a, *lg, *lim;
 	char buf[64];
 
 	if (!root || set_new(root, "version", json_integer(1)) < 0)
@@ -2553,6 +2574,11 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	if (!lg || set_new(lg, "path", json_string(p->log_path)) < 0 ||
 	    set_new(lg, "max_size", json_string(format_size(p->log_max_bytes, buf))) < 0 ||
 	    set_new(lg, "keep", json_integer(p->log_keep)) < 0)
+		goto fail;
+
+	lim = child(root, "limits");
+	if (!lim || set_new(lim, "clients", json_integer(p->max_clients)) < 0 ||
+	    set_new(lim, "clients_per_uid", json_integer(p->max_clients_per_uid)) < 0)
 		goto fail;
 	return root;
 fail:

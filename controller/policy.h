@@ -17,6 +17,8 @@
 #define QJ_POLICY_MAX_BYTES (1024 * 1024)
 #define QJ_POLICY_MAX_ALIASES 16
 #define QJ_POLICY_MAX_RUNGS 8
+/* Upper bound of limits.clients and limits.clients_per_uid. */
+#define QJ_POLICY_MAX_CLIENTS 65536
 #define QJ_POLICY_MAX_DIAGS 100
 
 enum qj_backend {
@@ -129,6 +131,10 @@ struct qj_policy {
 	struct qj_principals access_hold;
 	struct qj_place_as *place_as;
 	size_t n_place_as;
+
+	/* limits: (root is exempt from each) */
+	unsigned max_clients; /* connections at once, over all uids */
+	unsigned max_clients_per_uid;
 
 	/* log: */
 	char *log_path;

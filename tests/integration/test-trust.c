@@ -5,6 +5,7 @@
  * who may place which process, how jail membership of a peer is decided, the bounds
  * on clients and holds, and a SIGHUP during the backend write.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,7 +49,8 @@ static const char policy_trust[] = "version: 1\n"
 				   "access:\n"
 				   "  place: { uids: [0, 65534] }\n"
 				   "  place_as:\n"
-				   "    - { launcher: 65534, uids: [65533] }\n";
+				   "    - { launcher: 65534, uids: [65533] }\n"
+				   "limits: { clients: 8, clients_per_uid: 4 }\n";
 
 static int setup(void **state)
 {
@@ -367,6 +371,186 @@ static void test_jailed_app_dropped_by_reload_gets_no_holds(void **state)
 	worker_stop(&w);
 }
 
+/* ---- finding 5: connection limits, out of fds ------------------------------------------ */
+
+/* A process of @uid holding up to @n connections open until its pipe closes. */
+struct conn_holder {
+	pid_t pid;
+	int release;
+	int n_ok; /* connections it got */
+	int error; /* the first refusal, 0 if none */
+};
+
+static void conn_holder_start(struct harness *h, uid_t uid, int n, struct conn_holder *ch)
+{
+	int rel[2], res[2], out[2];
+
+	assert_int_equal(pipe2(rel, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(res, O_CLOEXEC), 0);
+	ch->pid = fork();
+	assert_true(ch->pid >= 0 && n_spawned < ARRAY_SIZE(spawned));
+	if (ch->pid == 0) {
+		gid_t g = (gid_t)uid;
+		struct qj_conn *c;
+		char b;
+
+		close(rel[1]);
+		close(res[0]);
+		if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(99);
+		out[0] = out[1] = 0;
+		for (int i = 0; i < n; i++) {
+			int r;
+
+			c = NULL;
+			r = qj_open(h->socket, &c); /* kept open until the process exits */
+
+			if (r == 0)
+				out[0]++;
+			else if (!out[1])
+				out[1] = r;
+		}
+		(void)!write(res[1], out, sizeof(out));
+		(void)!read(rel[0], &b, 1);
+		_exit(0);
+	}
+	spawned[n_spawned++] = ch->pid;
+	close(rel[0]);
+	close(res[1]);
+	ch->release = rel[1];
+	assert_int_equal(read(res[0], out, sizeof(out)), sizeof(out));
+	close(res[0]);
+	ch->n_ok = out[0];
+	ch->error = out[1];
+}
+
+static void conn_holder_stop(struct conn_holder *ch)
+{
+	/* A byte, not EOF: later holders inherited this pipe's write end. */
+	assert_int_equal(write(ch->release, "x", 1), 1);
+	close(ch->release);
+	waitpid(ch->pid, NULL, 0);
+}
+
+/* limits: { clients: 8, clients_per_uid: 4 } for everyone but root. */
+static void test_client_limits(void **state)
+{
+	struct harness *h = *state;
+	struct conn_holder a, b, c;
+	json_t *j;
+
+	REQUIRE_HARNESS(h);
+	conn_holder_start(h, NOBODY, 6, &a);
+	assert_int_equal(a.n_ok, 4);
+	assert_int_equal(a.error, -EUSERS);
+	conn_holder_start(h, LAUNCHED, 4, &b);
+	assert_int_equal(b.n_ok, 4);
+	assert_int_equal(b.error, 0);
+	conn_holder_start(h, STRANGER, 1, &c); /* 8 non-root connections already */
+	assert_int_equal(c.n_ok, 0);
+	assert_int_equal(c.error, -EUSERS);
+	/* Root is still served. */
+	j = harness_status(h);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "clients")), 9);
+	json_decref(j);
+	conn_holder_stop(&a);
+	conn_holder_stop(&b);
+	conn_holder_stop(&c);
+	conn_holder_start(h, STRANGER, 1, &c); /* room again */
+	assert_int_equal(c.n_ok, 1);
+	conn_holder_stop(&c);
+}
+
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int log_count_from(struct harness *h, long from, const char *text)
+{
+	char line[4096];
+	FILE *f = fopen(h->log, "re");
+	int n = 0;
+
+	assert_non_null(f);
+	fseek(f, from, SEEK_SET);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, text) != NULL;
+	fclose(f);
+	return n;
+}
+
+static long log_size(struct harness *h)
+{
+	struct stat st;
+
+	return stat(h->log, &st) == 0 ? (long)st.st_size : 0;
+}
+
+/*
+ * The daemon out of fds (its RLIMIT_NOFILE lowered): accept() failing with EMFILE used to
+ * spin in the level-triggered loop (80% CPU, a log line per try).  Now the listener
+ * pauses, one waiting peer is told why through the reserve fd, and when connections go
+ * away the daemon serves again.
+ */
+static void test_out_of_fds_pauses_listener(void **state)
+{
+	struct harness *h = *state;
+	struct rlimit rl, low;
+	int fds[24], told = 0;
+	long mark;
+	json_t *j = NULL;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(prlimit(h->pid, RLIMIT_NOFILE, NULL, &rl), 0);
+	low = rl;
+	low.rlim_cur = (rlim_t)count_fds(h->pid) + 4;
+	mark = log_size(h);
+	assert_int_equal(prlimit(h->pid, RLIMIT_NOFILE, &low, NULL), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+		fds[i] = raw_connect(h->socket);
+		assert_true(fds[i] >= 0);
+	}
+	msleep(500);
+	/* Not a line per failed accept() (thousands): one when pausing, one per retry. */
+	if (log_count_from(h, mark, "ccept") > 6) {
+		harness_dump_log(h);
+		fail_msg("%d log lines about accept in 500 ms", log_count_from(h, mark, "ccept"));
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+		char buf[512];
+		ssize_t n = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+		if (n > 0) {
+			buf[n] = '\0';
+			told += strstr(buf, "out of file descriptors") != NULL;
+		}
+	}
+	assert_true(told >= 1);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		close(fds[i]);
+	assert_int_equal(prlimit(h->pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	for (int i = 0; i < 500 && !j; i++) {
+		j = harness_status(h);
+		if (!j)
+			msleep(10);
+	}
+	assert_non_null(j);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +561,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_app_dropped_by_reload_gets_no_holds,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_fds_pauses_listener, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
