@@ -382,8 +382,8 @@ static const char *over_limit(struct qj_ipc *s, uid_t uid)
 }
 
 /*
- * Out of fds: accept4() would fail with EMFILE at once again, and the level-triggered
- * listener would spin.  The reserve fd is given up to take one waiting connection and
+ * Out of fds: accept4() would fail with EMFILE at once again (it fails so even with an
+ * empty backlog), and the level-triggered listener would spin.  The reserve fd is given up to take one waiting connection and
  * tell it why; the listener leaves epoll until a client goes (or a second passes).
  */
 static void listener_pause(struct qj_ipc *s, int error)

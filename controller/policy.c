@@ -2061,6 +2061,16 @@ static void walk_limits(struct ctx *c, struct node *n, void *obj, const struct f
 		  .offset = offsetof(struct qj_policy, max_clients_per_uid),
 		  .min = 1,
 		  .max = QJ_POLICY_MAX_CLIENTS },
+		{ .key = "holds_per_uid",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_holds_per_uid),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_HOLDS },
+		{ .key = "holds_per_connection",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_holds_per_conn),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_HOLDS },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
@@ -2176,6 +2186,8 @@ int qj_policy_new_default(struct qj_policy **ret)
 	p->strike_rung = 1; /* stop */
 	p->max_clients = 1024;
 	p->max_clients_per_uid = 64;
+	p->max_holds_per_uid = 256;
+	p->max_holds_per_conn = 64;
 	p->log_max_bytes = 10ULL << 20;
 	p->log_keep = 5;
 	p->sysfs_root = strdup("/sys");
@@ -2578,7 +2590,9 @@ static json_t *policy_to_json(const struct qj_policy *p)
 
 	lim = child(root, "limits");
 	if (!lim || set_new(lim, "clients", json_integer(p->max_clients)) < 0 ||
-	    set_new(lim, "clients_per_uid", json_integer(p->max_clients_per_uid)) < 0)
+	    set_new(lim, "clients_per_uid", json_integer(p->max_clients_per_uid)) < 0 ||
+	    set_new(lim, "holds_per_uid", json_integer(p->max_holds_per_uid)) < 0 ||
+	    set_new(lim, "holds_per_connection", json_integer(p->max_holds_per_conn)) < 0)
 		goto fail;
 	return root;
 fail:

@@ -19,6 +19,8 @@
 #define QJ_POLICY_MAX_RUNGS 8
 /* Upper bound of limits.clients and limits.clients_per_uid. */
 #define QJ_POLICY_MAX_CLIENTS 65536
+/* Upper bound of limits.holds_per_uid and limits.holds_per_connection. */
+#define QJ_POLICY_MAX_HOLDS 4096
 #define QJ_POLICY_MAX_DIAGS 100
 
 enum qj_backend {
@@ -135,6 +137,8 @@ struct qj_policy {
 	/* limits: (root is exempt from each) */
 	unsigned max_clients; /* connections at once, over all uids */
 	unsigned max_clients_per_uid;
+	unsigned max_holds_per_uid; /* live holds of one uid over all its connections */
+	unsigned max_holds_per_conn;
 
 	/* log: */
 	char *log_path;
