@@ -59,6 +59,7 @@ struct qj_daemon {
 	uint64_t interrupt_resend_usec;
 
 	bool exiting;
+	bool reload_pending; /* a SIGHUP came during the backend write */
 	int exit_code;
 	size_t n_deferred; /* clients with a deferred hold request */
 	uint64_t app_gen; /* bumped whenever jail membership may have changed */
@@ -254,6 +255,8 @@ static void apply(struct qj_daemon *d, unsigned actions)
 	rearm_timer(d);
 }
 
+static void reload_on_sighup(struct qj_daemon *d);
+
 static void on_backend_done(struct qj_daemon *d, int result)
 {
 	d->interrupt_resend_usec = USEC_INFINITY;
@@ -269,6 +272,8 @@ static void on_backend_done(struct qj_daemon *d, int result)
 		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
 				  d->cycle.id);
 	apply(d, qj_cycle_on_backend(&d->cycle, result, now()));
+	if (d->reload_pending)
+		reload_on_sighup(d); /* waits again if another write started */
 }
 
 /* ---- replies ---- */
@@ -1164,6 +1169,43 @@ static const struct qj_ipc_ops ipc_ops = {
 
 /* ---- fd sources ---- */
 
+/*
+ * SIGHUP: reload the policy file.  While the backend write runs the policy cannot be
+ * swapped (the worker reads it); the reload then waits until the write returns
+ * (issue 11 finding 10: it used to be refused and lost).  Several SIGHUPs meanwhile
+ * make one reload, of the file as it is then.
+ */
+static void reload_on_sighup(struct qj_daemon *d)
+{
+	struct qj_diags diags = {};
+	struct qj_policy *p = NULL;
+	int r;
+
+	if (!d->policy_path) {
+		log_notice("SIGHUP: running on built-in defaults, nothing to reload");
+		return;
+	}
+	if (qj_power_running(d->power)) {
+		if (!d->reload_pending)
+			log_info("SIGHUP during the suspend write: reloading when it returns");
+		d->reload_pending = true;
+		return;
+	}
+	d->reload_pending = false;
+	r = load_policy(d->policy_path, &diags, &p);
+	if (r < 0) {
+		log_warning_errno(r, "SIGHUP: reload of %s failed, keeping the running policy: %m",
+				  d->policy_path);
+		qj_diags_print(&diags, stderr);
+	} else if ((r = apply_policy(d, p)) < 0) {
+		qj_policy_free(p);
+		log_warning_errno(r, "SIGHUP: cannot apply the policy now: %m");
+	} else {
+		log_info("SIGHUP: reloaded %s", d->policy_path);
+	}
+	qj_diags_done(&diags);
+}
+
 static void on_signal(struct qj_event_source *s, uint32_t events)
 {
 	struct qj_daemon *d = ((struct fd_source *)s)->d;
@@ -1171,29 +1213,7 @@ static void on_signal(struct qj_event_source *s, uint32_t events)
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			struct qj_diags diags = {};
-			struct qj_policy *p = NULL;
-			int r;
-
-			if (!d->policy_path) {
-				log_notice(
-					"SIGHUP: running on built-in defaults, nothing to reload");
-				continue;
-			}
-			r = load_policy(d->policy_path, &diags, &p);
-			if (r < 0) {
-				log_warning_errno(r,
-						  "SIGHUP: reload of %s failed, keeping the "
-						  "running policy: %m",
-						  d->policy_path);
-				qj_diags_print(&diags, stderr);
-			} else if ((r = apply_policy(d, p)) < 0) {
-				qj_policy_free(p);
-				log_warning_errno(r, "SIGHUP: cannot apply the policy now: %m");
-			} else {
-				log_info("SIGHUP: reloaded %s", d->policy_path);
-			}
-			qj_diags_done(&diags);
+			reload_on_sighup(d);
 			continue;
 		}
 		log_info("Received %s, restoring the jail and exiting",

@@ -617,6 +617,46 @@ static void test_hold_quotas_and_bounded_listing(void **state)
 	qj_close(root);
 }
 
+/* ---- finding 10: SIGHUP during the backend write --------------------------------------- */
+
+/*
+ * A SIGHUP while the (dry-run, 1.5 s) suspend write runs used to be refused and dropped;
+ * it is now applied when the write returns.  The new policy's app proves it.
+ */
+static void test_sighup_during_write_is_deferred(void **state)
+{
+	struct harness *h = *state;
+	_cleanup_free_ char *text = NULL;
+	struct qj_conn *c = NULL;
+	const char *acc;
+	pid_t pid;
+	int r = -1;
+
+	REQUIRE_HARNESS(h);
+	pid = spawn_as(0, 0, 0);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_place(c, "later", pid), -ENOENT);
+	assert_int_equal(qj_suspend(c), 0);
+	assert_true(harness_wait_state(h, "suspending", 5000));
+	acc = strstr(policy_trust, "access:\n");
+	assert_true(asprintf(&text,
+			     "%.*s  - name: later\n    match: { exe: \"/nonexistent/later\" }\n%s",
+			     (int)(acc - policy_trust), policy_trust, acc) > 0);
+	assert_int_equal(harness_write_policy(h, h->policy, text), 0);
+	assert_int_equal(kill(h->pid, SIGHUP), 0);
+	assert_true(harness_wait_int(h, "suspends", 1, 5000) >= 1);
+	for (int i = 0; i < 200 && r != 0; i++) {
+		r = qj_place(c, "later", pid);
+		if (r != 0)
+			msleep(10);
+	}
+	if (r != 0) {
+		harness_dump_log(h);
+		fail_msg("the SIGHUP during the write was not applied: place gives %d", r);
+	}
+	qj_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +670,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds_pauses_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_quotas_and_bounded_listing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sighup_during_write_is_deferred, setup,
 						teardown),
 	};
 
