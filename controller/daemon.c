@@ -58,11 +58,13 @@ struct qj_daemon {
 	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
 	uint64_t interrupt_resend_usec;
 
+	bool started;
 	bool exiting;
 	bool reload_pending; /* a SIGHUP came during the backend write */
 	int exit_code;
 	size_t n_deferred; /* clients with a deferred hold request */
 	uint64_t app_gen; /* bumped whenever jail membership may have changed */
+	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app); /* no engine */
 };
 
 /* A request waiting for the jail to leave QOS_NONE. */
@@ -151,6 +153,8 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 	int r;
 
 	*ret_app = "";
+	if (!d->engine && d->membership)
+		return d->membership(c->id, c->pid, ret_app);
 	if (!d->engine)
 		return 0;
 	if (!cs)
@@ -673,6 +677,10 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	if (!check_access(d, c, &d->policy->access_place, "place") ||
 	    !check_not_jailed(d, c, "place"))
 		return;
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return;
+	}
 	if (check_place_target(d, c, req->pid, &pidfd) < 0)
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
@@ -706,6 +714,10 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	if (!check_access(d, c, &d->policy->access_place, "place") ||
 	    !check_not_jailed(d, c, "place"))
 		return;
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return;
+	}
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {
 		reply_error(c, r,
@@ -1384,12 +1396,16 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 			d->policy->log_path);
 		goto fail;
 	}
-	r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
-	if (r < 0) {
-		log_error_errno(r, "Failed to set up the jail %s: %m", d->policy->cgroup_path);
-		goto fail;
+	d->membership = cfg->membership;
+	if (!cfg->no_engine) {
+		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
+		if (r < 0) {
+			log_error_errno(r, "Failed to set up the jail %s: %m",
+					d->policy->cgroup_path);
+			goto fail;
+		}
 	}
-	if (qj_engine_procmon_fd(d->engine) >= 0) {
+	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
 		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
 		if (r < 0)
 			goto fail;
@@ -1415,29 +1431,45 @@ fail:
 	return r;
 }
 
+int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
+{
+	struct epoll_event evs[32];
+	int n;
+
+	if (!d->started) {
+		d->started = true;
+		log_info("qosjaild %s ready, listening", QJ_VERSION);
+		holds_changed(d); /* no holds yet: start the idle delay */
+	}
+	if (d->exiting)
+		return -ECANCELED;
+	n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), timeout_ms);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		return log_error_errno(-errno, "epoll_wait failed: %m");
+	}
+	for (int i = 0; i < n; i++) {
+		struct qj_event_source *s = evs[i].data.ptr;
+
+		s->dispatch(s, evs[i].events);
+	}
+	qj_ipc_reap(d->ipc);
+	if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
+		rearm_timer(d); /* the listener paused: retry even if no client goes */
+	return n;
+}
+
 int qj_daemon_run(struct qj_daemon *d)
 {
-	log_info("qosjaild %s ready, listening", QJ_VERSION);
-	holds_changed(d); /* no holds yet: start the idle delay */
-	while (!d->exiting) {
-		struct epoll_event evs[32];
-		int n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
+	for (;;) {
+		int r = qj_daemon_step(d, -1);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return log_error_errno(-errno, "epoll_wait failed: %m");
-		}
-		for (int i = 0; i < n; i++) {
-			struct qj_event_source *s = evs[i].data.ptr;
-
-			s->dispatch(s, evs[i].events);
-		}
-		qj_ipc_reap(d->ipc);
-		if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
-			rearm_timer(d); /* the listener paused: retry even if no client goes */
+		if (r == -ECANCELED)
+			return 0;
+		if (r < 0)
+			return r;
 	}
-	return 0;
 }
 
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
