@@ -610,6 +610,19 @@ static bool check_not_jailed(struct qj_daemon *d, struct qj_ipc_client *c, const
 	return false;
 }
 
+/* place and spawn: access.place, not jailed, and a jail to place into. */
+static bool check_may_place(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	if (!check_access(d, c, &d->policy->access_place, "place") ||
+	    !check_not_jailed(d, c, "place"))
+		return false;
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return false;
+	}
+	return true;
+}
+
 /*
  * Whether @c may place @pid (issue 11 finding 2): root any process; anyone else only
  * processes whose every uid (real, effective, saved, filesystem) is the caller's own
@@ -674,13 +687,8 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	_cleanup_close_ int pidfd = -EBADF;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place") ||
-	    !check_not_jailed(d, c, "place"))
+	if (!check_may_place(d, c))
 		return;
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
-		return;
-	}
 	if (check_place_target(d, c, req->pid, &pidfd) < 0)
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
@@ -711,13 +719,8 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place") ||
-	    !check_not_jailed(d, c, "place"))
+	if (!check_may_place(d, c))
 		return;
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
-		return;
-	}
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {
 		reply_error(c, r,

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -402,11 +403,39 @@ int harness_setup(void **state, const char *policy_text)
 	return 0;
 }
 
+/* Through pidfds taken while the processes surely run: no pid reuse can misdirect a kill. */
+static struct {
+	pid_t pid;
+	int pidfd;
+} tracked[64];
+static size_t n_tracked;
+
+void harness_track(pid_t pid)
+{
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0)
+		return;
+	if (n_tracked == ARRAY_SIZE(tracked)) {
+		(void)pidfd_send_signal(fd, SIGKILL, NULL, 0); /* never left behind */
+		close(fd);
+		return;
+	}
+	tracked[n_tracked].pid = pid;
+	tracked[n_tracked++].pidfd = fd;
+}
+
 int harness_teardown(void **state)
 {
 	struct harness *h = *state;
 	int status;
 
+	for (size_t i = 0; i < n_tracked; i++) {
+		(void)pidfd_send_signal(tracked[i].pidfd, SIGKILL, NULL, 0);
+		(void)waitpid(tracked[i].pid, NULL, 0); /* ECHILD: reaped, or not our child */
+		close(tracked[i].pidfd);
+	}
+	n_tracked = 0;
 	if (!h)
 		return 0;
 	status = harness_stop(h);

@@ -86,4 +86,16 @@ long harness_rss_kib(pid_t pid);
 int harness_setup(void **state, const char *policy_text);
 int harness_teardown(void **state);
 
+/* Kills and reaps @pid in the next harness_teardown(), even when the test failed. */
+void harness_track(pid_t pid);
+
+/* In a test using harness_setup(): skip when it found no root or cgroup2. */
+#define REQUIRE_HARNESS(h)                                              \
+	do {                                                            \
+		if (!(h)) {                                             \
+			print_message("skipped: no root or cgroup2\n"); \
+			skip();                                         \
+		}                                                       \
+	} while (0)
+
 #endif

@@ -55,14 +55,6 @@ static int setup(void **state)
 	return harness_setup(state, policy_jail);
 }
 
-#define REQUIRE_HARNESS(h)                                              \
-	do {                                                            \
-		if (!(h)) {                                             \
-			print_message("skipped: no root or cgroup2\n"); \
-			skip();                                         \
-		}                                                       \
-	} while (0)
-
 static bool cgroup_of(pid_t pid, const char *want)
 {
 	char path[64], buf[1024] = "";

@@ -157,22 +157,9 @@ static void agent_main(const struct agent *a)
 	_exit(0);
 }
 
-static pid_t spawned[8];
-static size_t n_spawned;
-
 static int setup(void **state)
 {
 	return harness_setup(state, policy);
-}
-
-static int teardown(void **state)
-{
-	for (size_t i = 0; i < n_spawned; i++) {
-		kill(spawned[i], SIGKILL);
-		waitpid(spawned[i], NULL, 0);
-	}
-	n_spawned = 0;
-	return harness_teardown(state);
 }
 
 static pid_t target_process(void)
@@ -187,7 +174,7 @@ static pid_t target_process(void)
 		for (;;)
 			pause();
 	}
-	spawned[n_spawned++] = pid;
+	harness_track(pid);
 	return pid;
 }
 
@@ -207,7 +194,7 @@ static void run_peer(struct harness *h, struct qj_conn *root, enum peer peer, pi
 	assert_true(pid >= 0);
 	if (pid == 0)
 		agent_main(&a);
-	spawned[n_spawned++] = pid;
+	harness_track(pid);
 	close(go[0]);
 	close(out[1]);
 	if (peer == JAILED || peer == ORPHANED)
@@ -215,7 +202,7 @@ static void run_peer(struct harness *h, struct qj_conn *root, enum peer peer, pi
 	assert_int_equal(write(go[1], "g", 1), 1);
 	if (peer == ORPHANED) {
 		assert_int_equal(read(out[0], &child, sizeof(child)), sizeof(child));
-		spawned[n_spawned++] = child;
+		harness_track(child);
 		assert_int_equal(waitpid(pid, NULL, 0), pid); /* the connecting process exited */
 	}
 	assert_int_equal(read(out[0], results, sizeof(int) * _OP_MAX), sizeof(int) * _OP_MAX);
@@ -231,10 +218,7 @@ static void test_privilege_table(void **state)
 	int bad = 0;
 	pid_t target;
 
-	if (!h) {
-		print_message("skipped: no root or cgroup2\n");
-		skip();
-	}
+	REQUIRE_HARNESS(h);
 	target = target_process();
 	assert_int_equal(qj_open(h->socket, &root), 0);
 	assert_int_equal(qj_hold(root, "keep-awake", "no cycle during the table", 0, 0), 0);
@@ -261,7 +245,7 @@ static void test_privilege_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_privilege_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_privilege_table, setup, harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

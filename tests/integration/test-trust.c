@@ -58,28 +58,6 @@ static int setup(void **state)
 	return harness_setup(state, policy_trust);
 }
 
-#define REQUIRE_HARNESS(h)                                              \
-	do {                                                            \
-		if (!(h)) {                                             \
-			print_message("skipped: no root or cgroup2\n"); \
-			skip();                                         \
-		}                                                       \
-	} while (0)
-
-/* Every process spawn_as() started, killed at teardown even when a test failed. */
-static pid_t spawned[32];
-static size_t n_spawned;
-
-static int teardown(void **state)
-{
-	for (size_t i = 0; i < n_spawned; i++) {
-		kill(spawned[i], SIGKILL);
-		waitpid(spawned[i], NULL, 0);
-	}
-	n_spawned = 0;
-	return harness_teardown(state);
-}
-
 /* A process that sleeps with the given real, effective and saved uids. */
 static pid_t spawn_as(uid_t ruid, uid_t euid, uid_t suid)
 {
@@ -89,7 +67,7 @@ static pid_t spawn_as(uid_t ruid, uid_t euid, uid_t suid)
 
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pid = fork();
-	assert_true(pid >= 0 && n_spawned < ARRAY_SIZE(spawned));
+	assert_true(pid >= 0);
 	if (pid == 0) {
 		/* The death signal is set after the uid change, which clears it. */
 		if (setresgid(ruid, ruid, ruid) < 0 || setresuid(ruid, euid, suid) < 0 ||
@@ -99,7 +77,7 @@ static pid_t spawn_as(uid_t ruid, uid_t euid, uid_t suid)
 		for (;;)
 			pause();
 	}
-	spawned[n_spawned++] = pid;
+	harness_track(pid);
 	close(p[1]);
 	assert_int_equal(read(p[0], &b, 1), 1);
 	close(p[0]);
@@ -257,13 +235,13 @@ static void worker_start(struct harness *h, struct worker *w)
 	assert_int_equal(pipe2(cmd, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(res, O_CLOEXEC), 0);
 	w->pid = fork();
-	assert_true(w->pid >= 0 && n_spawned < ARRAY_SIZE(spawned));
+	assert_true(w->pid >= 0);
 	if (w->pid == 0) {
 		close(cmd[1]);
 		close(res[0]);
 		worker_main(h->socket, cmd[0], res[1]);
 	}
-	spawned[n_spawned++] = w->pid;
+	harness_track(w->pid);
 	close(cmd[0]);
 	close(res[1]);
 	w->cmd = cmd[1];
@@ -287,7 +265,7 @@ static void worker_fork_away(struct worker *w)
 	assert_true(child > 0);
 	assert_int_equal(waitpid(old, NULL, 0), old);
 	w->pid = child;
-	spawned[n_spawned++] = child;
+	harness_track(child);
 }
 
 static void worker_stop(struct worker *w)
@@ -389,7 +367,7 @@ static void conn_holder_start(struct harness *h, uid_t uid, int n, struct conn_h
 	assert_int_equal(pipe2(rel, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(res, O_CLOEXEC), 0);
 	ch->pid = fork();
-	assert_true(ch->pid >= 0 && n_spawned < ARRAY_SIZE(spawned));
+	assert_true(ch->pid >= 0);
 	if (ch->pid == 0) {
 		gid_t g = (gid_t)uid;
 		struct qj_conn *c;
@@ -415,7 +393,7 @@ static void conn_holder_start(struct harness *h, uid_t uid, int n, struct conn_h
 		(void)!read(rel[0], &b, 1);
 		_exit(0);
 	}
-	spawned[n_spawned++] = ch->pid;
+	harness_track(ch->pid);
 	close(rel[0]);
 	close(res[1]);
 	ch->release = rel[1];
@@ -663,19 +641,21 @@ static void test_sighup_during_write_is_deferred(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_place_only_own_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_place_only_own_processes, setup,
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_connecting_parent_exited_stays_jailed, setup,
-						teardown),
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_peer_gone_before_accept_gets_no_holds, setup,
-						teardown),
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_app_dropped_by_reload_gets_no_holds,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_client_limits, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_out_of_fds_pauses_listener, setup, teardown),
+						setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_client_limits, setup, harness_teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_fds_pauses_listener, setup,
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_hold_quotas_and_bounded_listing, setup,
-						teardown),
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_during_write_is_deferred, setup,
-						teardown),
+						harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
