@@ -90,8 +90,8 @@ void qj_ipc_disconnect(struct qj_ipc_client *c);
 void qj_ipc_reap(struct qj_ipc *s);
 
 /*
- * Connections at once: @max_total over all uids, @max_per_uid for one uid; root is exempt
- * from both (it is bounded by the fd limit only).  A connection over a limit gets an
+ * Connections at once: @max_total over all uids (root's count), @max_per_uid for one uid;
+ * root is never refused (it is bounded by the fd limit only).  A connection over a limit gets an
  * error message (EUSERS) and is closed at once.
  */
 void qj_ipc_set_limits(struct qj_ipc *s, size_t max_total, size_t max_per_uid);
