@@ -352,6 +352,9 @@ static void refuse(struct qj_ipc *s, int fd, int error, const char *why, uid_t u
 		(void)send(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	free(text);
 	json_decref(msg);
+	/* Closing with the peer's request unread would make its recv() fail with ECONNRESET. */
+	while (recv(fd, s->buf, sizeof(s->buf), MSG_DONTWAIT) > 0)
+		;
 	(void)close(fd);
 	/* A flood of refusals must not become a flood of log lines. */
 	s->n_refused++;

@@ -45,6 +45,9 @@ static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return r;
 	rr = qj_proto_recv(c->fd, &reply, &fd);
+	/* The kernel reports the reset of a closed peer before the message it left queued. */
+	if (rr == -ECONNRESET)
+		rr = qj_proto_recv(c->fd, &reply, &fd);
 	if (rr < 0)
 		return r < 0 ? r : rr;
 	r = qj_reply_status(reply, &msg);
