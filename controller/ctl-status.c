@@ -133,8 +133,9 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       str(jail, "cgroup"), num(jail, "apps"), num(jail, "tasks"),
 		       num(jail, "busy"), num(jail, "stopped"), num(jail, "frozen"),
 		       num(jail, "killed"));
-		printf("Clients:  %lld\nHolds:    %zu\n", num(j, "clients"),
-		       json_array_size(json_object_get(j, "holds")));
+		printf("Clients:  %lld\nHolds:    %lld%s\n", num(j, "clients"),
+		       num(j, "holds_total"),
+		       json_is_true(json_object_get(j, "truncated")) ? " (the oldest listed)" : "");
 		print_holds_table(json_object_get(j, "holds"));
 		kl = json_object_get(j, "kill_log");
 		if (kl) { /* an older daemon does not say */

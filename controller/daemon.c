@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -57,10 +58,13 @@ struct qj_daemon {
 	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
 	uint64_t interrupt_resend_usec;
 
+	bool started;
 	bool exiting;
+	bool reload_pending; /* a SIGHUP came during the backend write */
 	int exit_code;
 	size_t n_deferred; /* clients with a deferred hold request */
 	uint64_t app_gen; /* bumped whenever jail membership may have changed */
+	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app); /* no engine */
 };
 
 /* A request waiting for the jail to leave QOS_NONE. */
@@ -71,7 +75,8 @@ struct client_state {
 	/* Cached jail membership of the peer, valid while app_gen == d->app_gen. */
 	uint64_t app_gen;
 	uint64_t app_usec;
-	int app_r; /* 1 jailed, 0 not */
+	int app_r; /* 1 jailed, 0 not, negative errno: unknown (treated as jailed) */
+	bool app_final; /* the peer has exited: app_r can no longer change */
 	char app[64];
 };
 
@@ -103,6 +108,8 @@ static void rearm_timer(struct qj_daemon *d)
 		t = qj_holds_next_deadline(d->holds);
 	if (d->interrupt_resend_usec < t)
 		t = d->interrupt_resend_usec;
+	if (d->ipc && qj_ipc_resume_usec(d->ipc) < t)
+		t = qj_ipc_resume_usec(d->ipc);
 	/*
 	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
 	 * deadline moves later on every release, and re-arming each time cost a
@@ -128,7 +135,16 @@ static void rearm_timer(struct qj_daemon *d)
 
 static struct client_state *client_state(struct qj_ipc_client *c);
 
-/* 1 and *ret_app (valid until the next call) when @c's peer is jailed, 0 when not. */
+/*
+ * Jail membership of @c's peer, fail-closed (issue 11 finding 3): 1 and *ret_app (valid
+ * until the next call) when jailed, 0 when not, negative errno when it cannot be known
+ * (callers treat the peer as jailed in an unknown app).  Decided at connect and re-read
+ * while cached answers age: /proc/PID/cgroup read, then the peer's pidfd checked, so the
+ * pid still named the peer.  Once the connecting process has exited nothing can be read
+ * for the connection any more: the last trusted answer stays (a jailed app that connects
+ * and hands the socket to a child stays jailed), and without one the peer is unknown.
+ * Only where pidfds do not exist at all (-ENOSYS: before 5.3) is the pid read alone.
+ */
 static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char **ret_app)
 {
 	struct client_state *cs = client_state(c);
@@ -136,19 +152,34 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 	const char *app = NULL;
 	int r;
 
+	*ret_app = "";
+	if (!d->engine && d->membership)
+		return d->membership(c->id, c->pid, ret_app);
 	if (!d->engine)
 		return 0;
-	if (cs && cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC) {
+	if (!cs)
+		return -ENOMEM;
+	if (cs->app_final ||
+	    (cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC && cs->app_usec)) {
 		*ret_app = cs->app;
 		return cs->app_r;
 	}
-	r = qj_engine_app_of_pid(d->engine, c->pid, &app);
-	if (r < 0 || !cs) {
-		*ret_app = app;
-		return r;
+	if (c->pidfd < 0 && c->pidfd != -ENOSYS) {
+		r = c->pidfd; /* gone before accept: never known */
+		cs->app_final = true;
+	} else {
+		r = qj_engine_app_of_pid(d->engine, c->pid, &app);
+		if (c->pidfd >= 0 && qj_pidfd_exited(c->pidfd)) {
+			cs->app_final = true;
+			if (cs->app_usec) { /* keep the last trusted answer */
+				*ret_app = cs->app;
+				return cs->app_r;
+			}
+			r = -ESRCH;
+		}
 	}
 	cs->app_gen = d->app_gen;
-	cs->app_usec = t;
+	cs->app_usec = t ? t : 1;
 	cs->app_r = r;
 	snprintf(cs->app, sizeof(cs->app), "%s", r > 0 && app ? app : "");
 	*ret_app = cs->app;
@@ -228,6 +259,8 @@ static void apply(struct qj_daemon *d, unsigned actions)
 	rearm_timer(d);
 }
 
+static void reload_on_sighup(struct qj_daemon *d);
+
 static void on_backend_done(struct qj_daemon *d, int result)
 {
 	d->interrupt_resend_usec = USEC_INFINITY;
@@ -243,6 +276,8 @@ static void on_backend_done(struct qj_daemon *d, int result)
 		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
 				  d->cycle.id);
 	apply(d, qj_cycle_on_backend(&d->cycle, result, now()));
+	if (d->reload_pending)
+		reload_on_sighup(d); /* waits again if another write started */
 }
 
 /* ---- replies ---- */
@@ -268,12 +303,25 @@ static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 }
 
 /*
+ * Entries of a listing (holds in status and holds, names in holds): the oldest
+ * LIST_MAX.  A listing costs the same however many holds users took, so it never
+ * delays the others' requests (issue 11 finding 6: 65536 holds made each status
+ * take 2.5 s).  The totals stay exact and the reply says "truncated".
+ */
+#define LIST_MAX 128
+
+/*
  * Listing replies (status, holds) must fit in one message: halve the longest
  * of the "holds" and "stats" arrays until they do, and say "truncated".
  * The totals stay exact.
  */
 static json_t *fit_reply(json_t *j)
 {
+	if (json_array_size(json_object_get(j, "holds")) <
+		    (size_t)json_integer_value(json_object_get(j, "holds_total")) ||
+	    json_array_size(json_object_get(j, "stats")) <
+		    (size_t)json_integer_value(json_object_get(j, "stats_total")))
+		(void)json_object_set_new(j, "truncated", json_true());
 	for (;;) {
 		json_t *holds = json_object_get(j, "holds"), *stats = json_object_get(j, "stats");
 		json_t *a = json_array_size(stats) > json_array_size(holds) ? stats : holds;
@@ -334,7 +382,7 @@ static json_t *holds_array(struct qj_daemon *d, uint64_t t)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && qj_holds_get(d->holds, i); i++)
+	for (size_t i = 0; a && i < LIST_MAX && qj_holds_get(d->holds, i); i++)
 		if (json_array_append_new(a, hold_json(qj_holds_get(d->holds, i), t)) < 0) {
 			json_decref(a);
 			return NULL;
@@ -355,8 +403,16 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	if (!check_access(d, c, &d->policy->access_hold, "hold"))
 		return;
 	r = client_app(d, c, &app_name);
-	if (r < 0 && r != -ESRCH)
-		log_debug_errno(r, "Cannot tell whether pid %d is jailed: %m", c->pid);
+	if (r < 0) {
+		log_notice("Refused hold '%s' to pid %d uid %d (%s): cannot tell whether it is "
+			   "jailed (%s)",
+			   req->name, c->pid, c->uid, c->comm, strerrorname_np(-r));
+		reply_error(c, -EPERM,
+			    "cannot tell whether pid %d is jailed (%s): an unknown peer gets no "
+			    "holds",
+			    c->pid, r == -ESRCH ? "it exited" : strerror(-r));
+		return;
+	}
 	if (r > 0) {
 		/* Jailed peers never keep the system awake: while the jail is at QOS_NONE
 		 * their request blocks until resume, like any QoS resource would. */
@@ -374,6 +430,15 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 			return;
 		}
 		app = qj_policy_find_app(d->policy, app_name);
+		if (!app) {
+			log_notice("Refused hold '%s' to pid %d: jailed in %s, which the policy no "
+				   "longer lists",
+				   req->name, c->pid, app_name);
+			reply_error(c, -EPERM,
+				    "jailed in app %s, which the policy no longer lists: no holds",
+				    app_name);
+			return;
+		}
 		snprintf(owner.app, sizeof(owner.app), "%s", app_name);
 	}
 	if (app) {
@@ -391,6 +456,26 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 		if (app->hold_max_timeout_usec &&
 		    (timeout == 0 || timeout > app->hold_max_timeout_usec))
 			timeout = app->hold_max_timeout_usec;
+	}
+	/* Quotas (issue 11 finding 6): no user fills the table that root's holds need. */
+	if (c->uid != 0 && !qj_holds_find(d->holds, c->id, req->name)) {
+		const char *which = NULL;
+		unsigned max = 0;
+
+		if (qj_holds_count_conn(d->holds, c->id) >= d->policy->max_holds_per_conn) {
+			which = "holds_per_connection";
+			max = d->policy->max_holds_per_conn;
+		} else if (qj_holds_count_uid(d->holds, c->uid) >= d->policy->max_holds_per_uid) {
+			which = "holds_per_uid";
+			max = d->policy->max_holds_per_uid;
+		}
+		if (which) {
+			log_debug("Refused hold '%s' to pid %d uid %d: limits.%s (%u)", req->name,
+				  c->pid, c->uid, which, max);
+			reply_error(c, -EDQUOT, "at most %u holds (limits.%s of the policy)", max,
+				    which);
+			return;
+		}
 	}
 	memcpy(owner.comm, c->comm, sizeof(owner.comm));
 	r = qj_holds_acquire(d->holds, c->id, req->name, req->reason, &owner, timeout, now());
@@ -486,7 +571,7 @@ static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
 	json_t *stats = json_array();
 	struct qj_hold_stats s;
 
-	for (size_t i = 0; stats && qj_holds_stats_at(d->holds, i, t, &s) == 0; i++)
+	for (size_t i = 0; stats && i < LIST_MAX && qj_holds_stats_at(d->holds, i, t, &s) == 0; i++)
 		if (json_array_append_new(
 			    stats,
 			    json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", s.name,
@@ -511,14 +596,109 @@ static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
 	      -1);
 }
 
-static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+/* Jailed peers (and peers whose membership is unknown) never move processes. */
+static bool check_not_jailed(struct qj_daemon *d, struct qj_ipc_client *c, const char *what)
 {
+	const char *app = NULL;
+	int r = client_app(d, c, &app);
+
+	if (r == 0 || (r < 0 && c->uid == 0))
+		return true;
+	log_notice("Refused %s to pid %d uid %d (%s): %s", what, c->pid, c->uid, c->comm,
+		   r > 0 ? "a jailed process" : "cannot tell whether it is jailed");
+	reply_error(c, -EPERM, "a jailed process may not %s", what);
+	return false;
+}
+
+/* place and spawn: access.place, not jailed, and a jail to place into. */
+static bool check_may_place(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	if (!check_access(d, c, &d->policy->access_place, "place") ||
+	    !check_not_jailed(d, c, "place"))
+		return false;
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether @c may place @pid (issue 11 finding 2): root any process; anyone else only
+ * processes whose every uid (real, effective, saved, filesystem) is the caller's own
+ * or one access.place_as lists for it, and never one with a root uid.  The uids are
+ * read with a pidfd open (read, then the pidfd checked alive: the pid still named the
+ * process that was read); *ret_pidfd stays open for the re-check after the move.
+ */
+static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+			      int *ret_pidfd)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct qj_proc_status st;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place"))
+	if (pid <= 0) {
+		reply_error(c, -EINVAL, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	fd = pidfd_open(pid, 0);
+	if (fd < 0 && (c->uid != 0 || errno == ESRCH)) {
+		r = -errno;
+		if (r == -ESRCH)
+			reply_error(c, r, "no process %d", pid);
+		else
+			reply_error(c, r, "cannot verify the owner of pid %d: pidfd_open: %s", pid,
+				    strerror(-r));
+		return r;
+	}
+	if (c->uid == 0) {
+		*ret_pidfd = TAKE_FD(fd);
+		return 0;
+	}
+	r = qj_proc_status_read(pid, &st);
+	if (r >= 0 && qj_pidfd_exited(fd))
+		r = -ESRCH;
+	if (r < 0) {
+		reply_error(c, r == -ENOENT ? -ESRCH : r, "no process %d", pid);
+		return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(st.uids); i++) {
+		uid_t u = st.uids[i];
+
+		if (u == c->uid && u != 0)
+			continue;
+		if (qj_policy_may_place_as(d->policy, c->uid, u))
+			continue;
+		log_notice("Refused place of pid %d (uid %u) to pid %d uid %d (%s)", pid, u, c->pid,
+			   c->uid, c->comm);
+		reply_error(c, -EPERM,
+			    u == 0 ? "pid %d runs as root: only root may place it" :
+				     "pid %d runs as uid %u: uid %d may place only its own "
+				     "processes and those access.place_as lists for it",
+			    pid, u, c->uid);
+		return -EPERM;
+	}
+	*ret_pidfd = TAKE_FD(fd);
+	return 0;
+}
+
+static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	_cleanup_close_ int pidfd = -EBADF;
+	int r;
+
+	if (!check_may_place(d, c))
+		return;
+	if (check_place_target(d, c, req->pid, &pidfd) < 0)
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
 	d->app_gen++;
+	/* Re-checked: had it exited during the move, the pid might have named another. */
+	if (r >= 0 && pidfd >= 0 && qj_pidfd_exited(pidfd)) {
+		log_warning("Pid %d exited while being placed into %s (requested by pid %d uid %d)",
+			    req->pid, req->app, c->pid, c->uid);
+		r = -ESRCH;
+	}
 	if (r < 0) {
 		if (r == -ENOENT)
 			reply_error(c, r, "no app '%s' in the policy", req->app);
@@ -539,7 +719,7 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_place, "place"))
+	if (!check_may_place(d, c))
 		return;
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {
@@ -623,6 +803,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 		}
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);
 	d->policy = p;
 	d->app_gen++;
@@ -883,6 +1064,16 @@ static struct client_state *client_state(struct qj_ipc_client *c)
 	return c->userdata;
 }
 
+/* Keeps @req (ownership moves to @cs) until the jail leaves QOS_NONE; stops reading from @c. */
+static void defer(struct qj_daemon *d, struct qj_ipc_client *c, struct client_state *cs,
+		  struct qj_request *req)
+{
+	cs->deferred = *req;
+	cs->has_deferred = true;
+	d->n_deferred++;
+	qj_ipc_pause(c, true);
+}
+
 static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
 		       bool truncated)
 {
@@ -916,29 +1107,41 @@ static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf,
 		reply_error(c, -ENOMEM, "out of memory");
 		return;
 	}
-	cs->deferred = req;
-	cs->has_deferred = true;
-	d->n_deferred++;
-	qj_ipc_pause(c, true);
+	defer(d, c, cs, &req);
 }
 
 static void process_deferred(struct qj_daemon *d)
 {
 	if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
 		return;
+	/*
+	 * The request is moved out of the client's state before it is handled: a failed
+	 * reply disconnects the client, and on_disconnect() frees that state.  Handling can
+	 * also disconnect others (a released hold re-enters apply()): the walk restarts
+	 * then; each client is taken at most once, so it ends.
+	 */
 	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc), *next; c; c = next) {
 		struct client_state *cs = c->userdata;
+		struct qj_request req;
 		bool deferred = false;
 
-		next = qj_ipc_next(c); /* a reply may disconnect c */
-
+		next = qj_ipc_next(c);
 		if (!cs || !cs->has_deferred)
 			continue;
+		req = cs->deferred;
+		cs->deferred = (struct qj_request){};
 		cs->has_deferred = false;
 		d->n_deferred--;
 		qj_ipc_pause(c, false);
-		handle(d, c, &cs->deferred, &deferred);
-		qj_request_done(&cs->deferred);
+		handle(d, c, &req, &deferred);
+		if (deferred && qj_ipc_alive(c) && c->userdata)
+			defer(d, c, c->userdata, &req); /* quiescing again: wait again */
+		else
+			qj_request_done(&req);
+		if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
+			return;
+		if (next && !qj_ipc_alive(next))
+			next = qj_ipc_first(d->ipc);
 	}
 }
 
@@ -965,12 +1168,58 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 	}
 }
 
+/* Membership is decided while the connecting process is surely there. */
+static void on_connect(void *userdata, struct qj_ipc_client *c)
+{
+	const char *app;
+
+	(void)client_app(userdata, c, &app);
+}
+
 static const struct qj_ipc_ops ipc_ops = {
+	.on_connect = on_connect,
 	.on_message = on_message,
 	.on_disconnect = on_disconnect,
 };
 
 /* ---- fd sources ---- */
+
+/*
+ * SIGHUP: reload the policy file.  While the backend write runs the policy cannot be
+ * swapped (the worker reads it); the reload then waits until the write returns
+ * (issue 11 finding 10: it used to be refused and lost).  Several SIGHUPs meanwhile
+ * make one reload, of the file as it is then.
+ */
+static void reload_on_sighup(struct qj_daemon *d)
+{
+	struct qj_diags diags = {};
+	struct qj_policy *p = NULL;
+	int r;
+
+	if (!d->policy_path) {
+		log_notice("SIGHUP: running on built-in defaults, nothing to reload");
+		return;
+	}
+	if (qj_power_running(d->power)) {
+		if (!d->reload_pending)
+			log_info("SIGHUP during the suspend write: reloading when it returns");
+		d->reload_pending = true;
+		return;
+	}
+	d->reload_pending = false;
+	r = load_policy(d->policy_path, &diags, &p);
+	if (r < 0) {
+		log_warning_errno(r, "SIGHUP: reload of %s failed, keeping the running policy: %m",
+				  d->policy_path);
+		qj_diags_print(&diags, stderr);
+	} else if ((r = apply_policy(d, p)) < 0) {
+		qj_policy_free(p);
+		log_warning_errno(r, "SIGHUP: cannot apply the policy now: %m");
+	} else {
+		log_info("SIGHUP: reloaded %s", d->policy_path);
+	}
+	qj_diags_done(&diags);
+}
 
 static void on_signal(struct qj_event_source *s, uint32_t events)
 {
@@ -979,29 +1228,7 @@ static void on_signal(struct qj_event_source *s, uint32_t events)
 
 	while (read(d->signal_src.fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			struct qj_diags diags = {};
-			struct qj_policy *p = NULL;
-			int r;
-
-			if (!d->policy_path) {
-				log_notice(
-					"SIGHUP: running on built-in defaults, nothing to reload");
-				continue;
-			}
-			r = load_policy(d->policy_path, &diags, &p);
-			if (r < 0) {
-				log_warning_errno(r,
-						  "SIGHUP: reload of %s failed, keeping the "
-						  "running policy: %m",
-						  d->policy_path);
-				qj_diags_print(&diags, stderr);
-			} else if ((r = apply_policy(d, p)) < 0) {
-				qj_policy_free(p);
-				log_warning_errno(r, "SIGHUP: cannot apply the policy now: %m");
-			} else {
-				log_info("SIGHUP: reloaded %s", d->policy_path);
-			}
-			qj_diags_done(&diags);
+			reload_on_sighup(d);
 			continue;
 		}
 		log_info("Received %s, restoring the jail and exiting",
@@ -1031,6 +1258,7 @@ static void on_timer(struct qj_event_source *s, uint32_t events)
 			d->interrupt_resend_usec = USEC_INFINITY;
 		}
 	}
+	qj_ipc_on_timer(d->ipc, t);
 	apply(d, qj_cycle_on_timer(&d->cycle, t));
 }
 
@@ -1171,12 +1399,16 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 			d->policy->log_path);
 		goto fail;
 	}
-	r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
-	if (r < 0) {
-		log_error_errno(r, "Failed to set up the jail %s: %m", d->policy->cgroup_path);
-		goto fail;
+	d->membership = cfg->membership;
+	if (!cfg->no_engine) {
+		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
+		if (r < 0) {
+			log_error_errno(r, "Failed to set up the jail %s: %m",
+					d->policy->cgroup_path);
+			goto fail;
+		}
 	}
-	if (qj_engine_procmon_fd(d->engine) >= 0) {
+	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
 		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
 		if (r < 0)
 			goto fail;
@@ -1189,6 +1421,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		log_error_errno(r, "Failed to listen on %s: %m", cfg->socket_path);
 		goto fail;
 	}
+	qj_ipc_set_limits(d->ipc, d->policy->max_clients, d->policy->max_clients_per_uid);
 
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, now());
@@ -1201,27 +1434,45 @@ fail:
 	return r;
 }
 
+int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
+{
+	struct epoll_event evs[32];
+	int n;
+
+	if (!d->started) {
+		d->started = true;
+		log_info("qosjaild %s ready, listening", QJ_VERSION);
+		holds_changed(d); /* no holds yet: start the idle delay */
+	}
+	if (d->exiting)
+		return -ECANCELED;
+	n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), timeout_ms);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		return log_error_errno(-errno, "epoll_wait failed: %m");
+	}
+	for (int i = 0; i < n; i++) {
+		struct qj_event_source *s = evs[i].data.ptr;
+
+		s->dispatch(s, evs[i].events);
+	}
+	qj_ipc_reap(d->ipc);
+	if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
+		rearm_timer(d); /* the listener paused: retry even if no client goes */
+	return n;
+}
+
 int qj_daemon_run(struct qj_daemon *d)
 {
-	log_info("qosjaild %s ready, listening", QJ_VERSION);
-	holds_changed(d); /* no holds yet: start the idle delay */
-	while (!d->exiting) {
-		struct epoll_event evs[32];
-		int n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
+	for (;;) {
+		int r = qj_daemon_step(d, -1);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return log_error_errno(-errno, "epoll_wait failed: %m");
-		}
-		for (int i = 0; i < n; i++) {
-			struct qj_event_source *s = evs[i].data.ptr;
-
-			s->dispatch(s, evs[i].events);
-		}
-		qj_ipc_reap(d->ipc);
+		if (r == -ECANCELED)
+			return 0;
+		if (r < 0)
+			return r;
 	}
-	return 0;
 }
 
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d)

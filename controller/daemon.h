@@ -9,16 +9,33 @@
 
 struct qj_daemon;
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
 struct qj_daemon_config {
 	const char *policy_path; /* NULL: built-in defaults */
 	const char *socket_path;
 	const char *state_dir;
+	/*
+	 * Tests and the request-handler fuzzer (tests/fuzz/fuzz-daemon.c): no jail engine
+	 * (place and spawn answer EOPNOTSUPP), and a peer's jail membership comes from
+	 * @membership (1 and *ret_app when jailed, 0, or negative errno) instead.
+	 */
+	bool no_engine;
+	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app);
 };
 
 /* Loads the policy (diagnostics printed to stderr), sets up everything. */
 int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret);
 /* Runs until SIGTERM/SIGINT; returns 0 or negative errno. */
 int qj_daemon_run(struct qj_daemon *d);
+/*
+ * One round of the loop (the first call also starts it): waits up to @timeout_ms (-1:
+ * forever) and dispatches.  Returns the number of events, 0 on timeout, -ECANCELED once
+ * SIGTERM/SIGINT came, or negative errno.
+ */
+int qj_daemon_step(struct qj_daemon *d, int timeout_ms);
 /* Restores the jail (nothing left stopped), frees. */
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d);
 

@@ -137,13 +137,6 @@ static int send_signal(struct task *t, int sig)
 	return 0;
 }
 
-static bool pidfd_exited(int pidfd)
-{
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP));
-}
-
 /* --- state file ----------------------------------------------------------- */
 
 static int save_state(struct qj_engine *e)
@@ -890,7 +883,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 
 		if (t->gone || t->seen == e->generation)
 			continue;
-		if (!pidfd_exited(t->pidfd) && t->stopped_by_us)
+		if (!qj_pidfd_exited(t->pidfd) && t->stopped_by_us)
 			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
 		mark_gone(e, t);
 	}
@@ -915,7 +908,7 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 		return;
 	r = qj_proc_stat_read(t->pid, &st);
 	if (r < 0 || st.start_time != t->start_time || st.state == 'Z' || st.state == 'X' ||
-	    pidfd_exited(t->pidfd)) {
+	    qj_pidfd_exited(t->pidfd)) {
 		mark_gone(e, t);
 		return;
 	}
@@ -1280,7 +1273,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (!t->gone && pidfd_exited(t->pidfd))
+		if (!t->gone && qj_pidfd_exited(t->pidfd))
 			mark_gone(e, t);
 		if (t->pending)
 			log_action(e, t, t->gone ? gone_outcome(t) : "restored");

@@ -26,6 +26,9 @@ struct qj_holds {
 	size_t alloc_stats;
 	void *stats_index; /* struct qj_hold_stats * by name */
 
+	void *by_conn; /* struct counter * by connection: live holds of each */
+	void *by_uid; /* struct counter * by owner uid */
+
 	uint64_t next_deadline; /* valid unless next_deadline_stale */
 	bool next_deadline_stale;
 	bool suspend_wanted;
@@ -50,6 +53,57 @@ static void nop_free(void *p)
 {
 }
 
+/*
+ * Live holds per connection and per uid, for the daemon's quotas: a tree, so checking
+ * a quota stays O(log n) however many holds others have.
+ */
+struct counter {
+	uint64_t key;
+	size_t n;
+};
+
+static int counter_cmp(const void *a, const void *b)
+{
+	const struct counter *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static size_t counter_get(void *const *root, uint64_t key)
+{
+	const struct counter k = { .key = key };
+	void *const *node = tfind(&k, root, counter_cmp);
+
+	return node ? (*(struct counter *const *)node)->n : 0;
+}
+
+/* +1, or -1 (the counter goes at 0).  -ENOMEM. */
+static int counter_add(void **root, uint64_t key, int delta)
+{
+	struct counter k = { .key = key }, *c;
+	void **node = tfind(&k, root, counter_cmp);
+
+	if (!node) {
+		assert(delta > 0);
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->key = key;
+		node = tsearch(c, root, counter_cmp);
+		if (!node || *node != c) {
+			free(c);
+			return -ENOMEM;
+		}
+	}
+	c = *node;
+	c->n += (size_t)delta;
+	if (c->n == 0) {
+		tdelete(c, root, counter_cmp);
+		free(c);
+	}
+	return 0;
+}
+
 int qj_holds_new(struct qj_holds **ret)
 {
 	struct qj_holds *t = calloc(1, sizeof(*t));
@@ -67,6 +121,8 @@ struct qj_holds *qj_holds_free(struct qj_holds *t)
 		return NULL;
 	tdestroy(t->hold_index, nop_free);
 	tdestroy(t->stats_index, nop_free);
+	tdestroy(t->by_conn, free);
+	tdestroy(t->by_uid, free);
 	for (size_t i = 0; i < t->n_holds; i++) {
 		free(t->holds[i]->name);
 		free(t->holds[i]->reason);
@@ -258,16 +314,26 @@ int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const 
 		.name = strdup(name),
 		.reason = strdup(reason),
 	};
-	if (!h->name || !h->reason || !tsearch(h, &t->hold_index, hold_cmp)) {
-		free(h->name);
-		free(h->reason);
-		free(h);
-		return -ENOMEM;
+	if (!h->name || !h->reason || counter_add(&t->by_conn, conn, 1) < 0)
+		goto fail;
+	if (counter_add(&t->by_uid, owner->uid, 1) < 0) {
+		(void)counter_add(&t->by_conn, conn, -1);
+		goto fail;
+	}
+	if (!tsearch(h, &t->hold_index, hold_cmp)) {
+		(void)counter_add(&t->by_uid, owner->uid, -1);
+		(void)counter_add(&t->by_conn, conn, -1);
+		goto fail;
 	}
 	t->holds[t->n_holds++] = h;
 	deadline_added(t, deadline);
 	stats_activate(t, s, now_usec);
 	return 0;
+fail:
+	free(h->name);
+	free(h->reason);
+	free(h);
+	return -ENOMEM;
 }
 
 static void hold_remove(struct qj_holds *t, size_t i, bool expired, uint64_t now)
@@ -277,6 +343,8 @@ static void hold_remove(struct qj_holds *t, size_t i, bool expired, uint64_t now
 	stats_deactivate(t, stats_lookup(t, h->name), expired, now);
 	deadline_removed(t, h->deadline_usec);
 	tdelete(h, &t->hold_index, hold_cmp);
+	(void)counter_add(&t->by_conn, h->conn, -1);
+	(void)counter_add(&t->by_uid, h->owner.uid, -1);
 	free(h->name);
 	free(h->reason);
 	free(h);
@@ -358,11 +426,12 @@ size_t qj_holds_count(const struct qj_holds *t)
 
 size_t qj_holds_count_conn(const struct qj_holds *t, uint64_t conn)
 {
-	size_t n = 0;
+	return counter_get(&t->by_conn, conn);
+}
 
-	for (size_t i = 0; i < t->n_holds; i++)
-		n += t->holds[i]->conn == conn;
-	return n;
+size_t qj_holds_count_uid(const struct qj_holds *t, uid_t uid)
+{
+	return counter_get(&t->by_uid, uid);
 }
 
 const struct qj_hold *qj_holds_get(const struct qj_holds *t, size_t i)

@@ -116,7 +116,9 @@ uint64_t qj_holds_next_deadline(struct qj_holds *t);
 void qj_holds_set_suspend_wanted(struct qj_holds *t, bool wanted, uint64_t now_usec);
 
 size_t qj_holds_count(const struct qj_holds *t);
+/* Live holds of a connection, of an owner uid: O(log n). */
 size_t qj_holds_count_conn(const struct qj_holds *t, uint64_t conn);
+size_t qj_holds_count_uid(const struct qj_holds *t, uid_t uid);
 /* The @i-th live hold, in the order they were taken; NULL past the end. */
 const struct qj_hold *qj_holds_get(const struct qj_holds *t, size_t i);
 const struct qj_hold *qj_holds_find(const struct qj_holds *t, uint64_t conn, const char *name);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -13,6 +14,7 @@
 
 #include "ipc.h"
 #include "log.h"
+#include "proc.h"
 #include "proto.h"
 #include "util.h"
 
@@ -22,6 +24,11 @@
  * synchronous client (the common case) costs no extra recvmsg() returning EAGAIN.
  */
 #define READS_PER_DISPATCH 1
+
+/* Out of fds, the listener retries after this even when no client went away. */
+#define LISTEN_RETRY_USEC (1 * USEC_PER_SEC)
+/* At most one warning about refused connections per this interval. */
+#define REFUSAL_LOG_USEC (10 * USEC_PER_SEC)
 
 struct qj_ipc_out {
 	char *buf;
@@ -40,6 +47,13 @@ struct qj_ipc {
 	struct qj_ipc_client *clients;
 	struct qj_ipc_client *dead;
 	size_t n_clients;
+	size_t max_clients; /* non-root connections */
+	size_t max_clients_per_uid;
+	int reserve_fd; /* /dev/null, given up to refuse one connection when out of fds */
+	bool paused; /* the listener is out of epoll: out of fds */
+	uint64_t resume_usec;
+	uint64_t refusal_log_usec;
+	uint64_t n_refused; /* since the last warning */
 	char buf[QJ_PROTO_MAX_MSG + 1];
 };
 
@@ -93,18 +107,59 @@ static void client_free(struct qj_ipc_client *c)
 	for (size_t i = 0; i < c->n_out; i++)
 		out_free(&c->out[i]);
 	free(c->out);
+	if (c->pidfd >= 0)
+		(void)close(c->pidfd);
 	(void)close(c->fd);
 	free(c);
 }
 
+static void listener_resume(struct qj_ipc *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->source };
+
+	if (!s->paused)
+		return;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->fd, &ev) < 0) {
+		log_warning("Cannot resume listening: %m, retrying later");
+		s->resume_usec = now_usec(CLOCK_MONOTONIC) + LISTEN_RETRY_USEC;
+		return;
+	}
+	s->paused = false;
+	s->resume_usec = USEC_INFINITY;
+	if (s->reserve_fd < 0)
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log_info("Accepting connections again (%zu clients)", s->n_clients);
+}
+
 void qj_ipc_reap(struct qj_ipc *s)
 {
+	bool freed = s->dead != NULL;
+
 	while (s->dead) {
 		struct qj_ipc_client *c = s->dead;
 
 		s->dead = c->next;
 		client_free(c);
 	}
+	if (freed)
+		listener_resume(s);
+}
+
+uint64_t qj_ipc_resume_usec(const struct qj_ipc *s)
+{
+	return s->paused ? s->resume_usec : USEC_INFINITY;
+}
+
+void qj_ipc_on_timer(struct qj_ipc *s, uint64_t now)
+{
+	if (s->paused && s->resume_usec <= now)
+		listener_resume(s);
+}
+
+void qj_ipc_set_limits(struct qj_ipc *s, size_t max_total, size_t max_per_uid)
+{
+	s->max_clients = max_total;
+	s->max_clients_per_uid = max_per_uid;
 }
 
 /* Sends queued messages until the socket would block.  Negative errno on a dead peer. */
@@ -259,6 +314,99 @@ static void read_comm(pid_t pid, char *comm, size_t size)
 	comm[strcspn(comm, "\n")] = '\0';
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+/*
+ * The peer's pidfd: from the kernel where it can say (6.5+: the socket pins the peer's
+ * struct pid, no pid reuse), else pidfd_open() of the SO_PEERCRED pid, trusted only
+ * when the process that pid names now is not an exited one; see docs/decisions.md.
+ */
+static int peer_pidfd(int fd, pid_t pid)
+{
+	int pidfd = -EBADF;
+	socklen_t len = sizeof(pidfd);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+		if (!qj_pidfd_exited(pidfd))
+			return pidfd;
+		(void)close(pidfd);
+		return -ESRCH;
+	}
+	if (errno != ENOPROTOOPT)
+		return -ESRCH; /* 6.5-6.15 refuse with EINVAL once the peer is reaped */
+	pidfd = pidfd_open(pid, 0);
+	return pidfd >= 0 ? pidfd : -errno;
+}
+
+/* Answers a connection we will not serve with an error, then closes it. */
+static void refuse(struct qj_ipc *s, int fd, int error, const char *why, uid_t uid)
+{
+	json_t *msg = qj_reply_new_error(error, "%s", why);
+	uint64_t t = now_usec(CLOCK_MONOTONIC);
+	char *text = NULL;
+	size_t len;
+
+	if (msg && qj_proto_encode(msg, &text, &len) >= 0)
+		(void)send(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(text);
+	json_decref(msg);
+	/* Closing with the peer's request unread would make its recv() fail with ECONNRESET. */
+	while (recv(fd, s->buf, sizeof(s->buf), MSG_DONTWAIT) > 0)
+		;
+	(void)close(fd);
+	/* A flood of refusals must not become a flood of log lines. */
+	s->n_refused++;
+	if (t - s->refusal_log_usec >= REFUSAL_LOG_USEC || !s->refusal_log_usec) {
+		log_warning("Refused a connection of uid %d: %s (%" PRIu64
+			    " refused since the last such message)",
+			    uid, why, s->n_refused);
+		s->refusal_log_usec = t;
+		s->n_refused = 0;
+	}
+}
+
+/* Over its limits?  The message for refuse(), or NULL. */
+static const char *over_limit(struct qj_ipc *s, uid_t uid)
+{
+	size_t n = 0;
+
+	if (uid == 0)
+		return NULL;
+	if (s->max_clients && s->n_clients >= s->max_clients)
+		return "too many connections to qosjaild (limits.clients)";
+	/* Linear, but bounded by limits.clients: a few microseconds at the default. */
+	for (struct qj_ipc_client *c = s->clients; c; c = c->next)
+		n += c->uid == uid;
+	if (s->max_clients_per_uid && n >= s->max_clients_per_uid)
+		return "too many connections of this uid (limits.clients_per_uid)";
+	return NULL;
+}
+
+/*
+ * Out of fds: accept4() would fail with EMFILE at once again (it fails so even with an
+ * empty backlog), and the level-triggered listener would spin.  The reserve fd is given up to take one waiting connection and
+ * tell it why; the listener leaves epoll until a client goes (or a second passes).
+ */
+static void listener_pause(struct qj_ipc *s, int error)
+{
+	int fd;
+
+	if (s->reserve_fd >= 0) {
+		(void)close(s->reserve_fd);
+		s->reserve_fd = -EBADF;
+		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0)
+			refuse(s, fd, -error, "qosjaild is out of file descriptors, try later", 0);
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	(void)epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	s->paused = true;
+	s->resume_usec = now_usec(CLOCK_MONOTONIC) + LISTEN_RETRY_USEC;
+	log_warning_errno(-error, "Cannot accept connections: %m; paused until a client goes");
+}
+
 static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 {
 	struct qj_ipc *s = (struct qj_ipc *)src;
@@ -272,17 +420,27 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 		struct epoll_event ev;
 		int fd;
 
+		const char *why;
+
 		fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				listener_pause(s, errno);
+			else if (errno != EAGAIN)
 				log_warning("Failed to accept a connection: %m, ignoring");
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			log_warning("SO_PEERCRED failed: %m, dropping the connection");
 			(void)close(fd);
+			continue;
+		}
+		why = over_limit(s, cred.uid);
+		if (why) {
+			refuse(s, fd, -EUSERS, why, cred.uid);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -303,12 +461,12 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 			for (size_t i = 0;
 			     i < glen / sizeof(gid_t) && c->n_groups < QJ_IPC_MAX_GROUPS; i++)
 				c->groups[c->n_groups++] = groups[i];
+		c->pidfd = peer_pidfd(fd, cred.pid);
 		read_comm(c->pid, c->comm, sizeof(c->comm));
 		ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = &c->source };
 		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			log_warning("epoll_ctl failed: %m, dropping the connection");
-			(void)close(fd);
-			free(c);
+			client_free(c);
 			continue;
 		}
 		c->events = EPOLLIN;
@@ -317,8 +475,10 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 			s->clients->prev = c;
 		s->clients = c;
 		s->n_clients++;
-		log_debug("Client %" PRIu64 " connected: pid %d uid %d (%s)", c->id, c->pid, c->uid,
-			  c->comm);
+		log_debug("Client %" PRIu64 " connected: pid %d uid %d (%s)%s", c->id, c->pid,
+			  c->uid, c->comm, c->pidfd >= 0 ? "" : ", no pidfd");
+		if (s->ops->on_connect)
+			s->ops->on_connect(s->userdata, c);
 	}
 }
 
@@ -341,6 +501,8 @@ int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, voi
 	s->epoll_fd = epoll_fd;
 	s->ops = ops;
 	s->userdata = userdata;
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	s->resume_usec = USEC_INFINITY;
 	s->path = strdup(path);
 	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (!s->path || s->fd < 0) {
@@ -369,6 +531,8 @@ int qj_ipc_new(int epoll_fd, const char *path, const struct qj_ipc_ops *ops, voi
 fail:
 	if (s->fd >= 0)
 		(void)close(s->fd);
+	if (s->reserve_fd >= 0)
+		(void)close(s->reserve_fd);
 	free(s->path);
 	free(s);
 	return r;
@@ -381,8 +545,11 @@ struct qj_ipc *qj_ipc_free(struct qj_ipc *s)
 	while (s->clients)
 		qj_ipc_disconnect(s->clients);
 	qj_ipc_reap(s);
-	(void)epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+	if (!s->paused)
+		(void)epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
 	(void)close(s->fd);
+	if (s->reserve_fd >= 0)
+		(void)close(s->reserve_fd);
 	(void)unlink(s->path);
 	free(s->path);
 	free(s);
@@ -392,6 +559,11 @@ struct qj_ipc *qj_ipc_free(struct qj_ipc *s)
 size_t qj_ipc_n_clients(const struct qj_ipc *s)
 {
 	return s->n_clients;
+}
+
+bool qj_ipc_alive(const struct qj_ipc_client *c)
+{
+	return !c->dead;
 }
 
 struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s)

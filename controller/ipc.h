@@ -33,6 +33,12 @@ struct qj_ipc_client {
 	int fd;
 	uint64_t id; /* unique for the daemon's lifetime, never 0 */
 	pid_t pid;
+	/*
+	 * The peer process, taken at accept (SO_PEERPIDFD, else pidfd_open() of the
+	 * SO_PEERCRED pid while that process still runs); negative errno when none:
+	 * -ESRCH when the connecting process had already exited.
+	 */
+	int pidfd;
 	uid_t uid;
 	gid_t gid;
 	gid_t groups[QJ_IPC_MAX_GROUPS]; /* primary first, then supplementary */
@@ -52,6 +58,8 @@ struct qj_ipc_client {
 };
 
 struct qj_ipc_ops {
+	/* A client was accepted (identity filled in); optional. */
+	void (*on_connect)(void *userdata, struct qj_ipc_client *c);
 	/* One complete message (at most QJ_PROTO_MAX_MSG + 1 bytes; more means oversize). */
 	void (*on_message)(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
 			   bool truncated);
@@ -81,7 +89,23 @@ void qj_ipc_disconnect(struct qj_ipc_client *c);
 /* Frees clients disconnected during the last dispatch; call after each epoll batch. */
 void qj_ipc_reap(struct qj_ipc *s);
 
+/*
+ * Connections at once: @max_total over all uids (root's count), @max_per_uid for one uid;
+ * root is never refused (it is bounded by the fd limit only).  A connection over a limit gets an
+ * error message (EUSERS) and is closed at once.
+ */
+void qj_ipc_set_limits(struct qj_ipc *s, size_t max_total, size_t max_per_uid);
+/*
+ * While out of file descriptors the listener is paused (taken out of epoll): it resumes
+ * when a client goes, or at this time (CLOCK_MONOTONIC; USEC_INFINITY when not paused)
+ * through qj_ipc_on_timer().
+ */
+uint64_t qj_ipc_resume_usec(const struct qj_ipc *s);
+void qj_ipc_on_timer(struct qj_ipc *s, uint64_t now_usec);
+
 size_t qj_ipc_n_clients(const struct qj_ipc *s);
+/* False once @c is disconnected (it stays allocated until qj_ipc_reap()). */
+bool qj_ipc_alive(const struct qj_ipc_client *c);
 /* Iteration over live clients. */
 struct qj_ipc_client *qj_ipc_first(struct qj_ipc *s);
 struct qj_ipc_client *qj_ipc_next(struct qj_ipc_client *c);

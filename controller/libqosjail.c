@@ -34,18 +34,22 @@ static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
 {
 	json_t *reply = NULL;
 	const char *msg;
-	int fd = -1, r;
+	int fd = -1, r, rr;
 
 	c->error[0] = '\0';
 	if (!req)
 		return -ENOMEM;
 	r = qj_proto_send(c->fd, req, -1);
 	json_decref(req);
-	if (r < 0)
+	/* A refused connection (over a limit) is closed after saying why: read that. */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return r;
-	r = qj_proto_recv(c->fd, &reply, &fd);
-	if (r < 0)
-		return r;
+	rr = qj_proto_recv(c->fd, &reply, &fd);
+	/* The kernel reports the reset of a closed peer before the message it left queued. */
+	if (rr == -ECONNRESET)
+		rr = qj_proto_recv(c->fd, &reply, &fd);
+	if (rr < 0)
+		return r < 0 ? r : rr;
 	r = qj_reply_status(reply, &msg);
 	if (r < 0) {
 		snprintf(c->error, sizeof(c->error), "%s", msg ? msg : "");

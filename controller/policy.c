@@ -1897,6 +1897,109 @@ static void walk_principals(struct ctx *c, struct node *n, void *obj, const stru
 	walk_map(c, n, fields, ARRAY_SIZE(fields), pr);
 }
 
+/* One uid or a range "FIRST-LAST"; uid 0 can never be placed by a launcher. */
+static bool get_uid_range(struct ctx *c, struct node *n, struct qj_uid_range *ret)
+{
+	char buf[QUOTE_MAX + 16];
+	const char *s = want_scalar(c, n, "a user id or a range FIRST-LAST");
+	const char *dash;
+	uint64_t a, b;
+
+	if (!s)
+		return false;
+	dash = strchr(s, '-');
+	if (!dash) {
+		if (!get_uint(c, n, 0, UINT32_MAX - 1, &a))
+			return false;
+		b = a;
+	} else {
+		_cleanup_free_ char *first = strndup(s, (size_t)(dash - s));
+
+		if (!first) {
+			c->error = -ENOMEM;
+			return false;
+		}
+		if (parse_u64(first, &a) < 0 || parse_u64(dash + 1, &b) < 0 || a > b ||
+		    b > UINT32_MAX - 1) {
+			diag(c, n,
+			     "expected a user id or a range FIRST-LAST (FIRST <= LAST < %u), got %s",
+			     UINT32_MAX, describe(n, buf));
+			return false;
+		}
+	}
+	if (a == 0) {
+		diag(c, n, "uid 0: only root may place root's processes");
+		return false;
+	}
+	*ret = (struct qj_uid_range){ .first = (uid_t)a, .last = (uid_t)b };
+	return true;
+}
+
+static void walk_place_as_launcher(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	struct qj_place_as *pa = obj;
+	uint64_t v;
+
+	if (!get_uint(c, n, 1, UINT32_MAX - 1, &v))
+		return;
+	pa->launcher = (uid_t)v;
+	for (size_t i = 0; i < c->p->n_place_as; i++)
+		if (c->p->place_as[i].launcher == pa->launcher)
+			diag(c, n, "launcher %u is listed twice", pa->launcher);
+}
+
+static void walk_place_as_uids(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	struct qj_place_as *pa = obj;
+
+	if (!expect_kind(c, n, NODE_SEQ, "a list of user ids or ranges FIRST-LAST"))
+		return;
+	if (n->n_items == 0) {
+		diag(c, n, "an empty list: leave the entry out");
+		return;
+	}
+	pa->uids = calloc(n->n_items, sizeof(*pa->uids));
+	if (!pa->uids) {
+		c->error = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n->n_items; i++) {
+		size_t mark = path_push(c, "[%zu]", i);
+
+		if (get_uid_range(c, deref(n->items[i]), &pa->uids[pa->n_uids]))
+			pa->n_uids++;
+		path_pop(c, mark);
+	}
+}
+
+static void walk_place_as(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	static const struct field fields[] = {
+		{ .key = "launcher",
+		  .type = F_CUSTOM,
+		  .walk = walk_place_as_launcher,
+		  .required = true },
+		{ .key = "uids", .type = F_CUSTOM, .walk = walk_place_as_uids, .required = true },
+	};
+	struct qj_policy *p = c->p;
+
+	if (!expect_kind(c, n, NODE_SEQ, "a list of { launcher: UID, uids: [...] }"))
+		return;
+	p->place_as = calloc(n->n_items ? n->n_items : 1, sizeof(*p->place_as));
+	if (!p->place_as) {
+		c->error = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < n->n_items && !c->error; i++) {
+		size_t mark = path_push(c, "[%zu]", i);
+		struct qj_place_as pa = {};
+
+		walk_map(c, deref(n->items[i]), fields, ARRAY_SIZE(fields), &pa);
+		p->place_as[p->n_place_as++] = pa; /* kept even when bad: freed with the policy */
+		path_pop(c, mark);
+	}
+}
+
 static void walk_access(struct ctx *c, struct node *n, void *obj, const struct field *f)
 {
 	static const struct field fields[] = {
@@ -1920,6 +2023,7 @@ static void walk_access(struct ctx *c, struct node *n, void *obj, const struct f
 		  .type = F_CUSTOM,
 		  .offset = offsetof(struct qj_policy, access_hold),
 		  .walk = walk_principals },
+		{ .key = "place_as", .type = F_CUSTOM, .walk = walk_place_as },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
@@ -1944,6 +2048,34 @@ static void walk_log(struct ctx *c, struct node *n, void *obj, const struct fiel
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
 }
 
+static void walk_limits(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	static const struct field fields[] = {
+		{ .key = "clients",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_clients),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_CLIENTS },
+		{ .key = "clients_per_uid",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_clients_per_uid),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_CLIENTS },
+		{ .key = "holds_per_uid",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_holds_per_uid),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_HOLDS },
+		{ .key = "holds_per_connection",
+		  .type = F_UNSIGNED,
+		  .offset = offsetof(struct qj_policy, max_holds_per_conn),
+		  .min = 1,
+		  .max = QJ_POLICY_MAX_HOLDS },
+	};
+
+	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
+}
+
 static void walk_document(struct ctx *c, struct node *root)
 {
 	static const struct field fields[] = {
@@ -1954,6 +2086,7 @@ static void walk_document(struct ctx *c, struct node *root)
 		{ .key = "apps", .type = F_CUSTOM, .walk = walk_apps },
 		{ .key = "access", .type = F_CUSTOM, .walk = walk_access },
 		{ .key = "log", .type = F_CUSTOM, .walk = walk_log },
+		{ .key = "limits", .type = F_CUSTOM, .walk = walk_limits },
 	};
 	char buf[QUOTE_MAX + 16];
 
@@ -1994,6 +2127,9 @@ struct qj_policy *qj_policy_free(struct qj_policy *p)
 	principals_clear(&p->access_suspend);
 	principals_clear(&p->access_logs);
 	principals_clear(&p->access_hold);
+	for (size_t i = 0; i < p->n_place_as; i++)
+		free(p->place_as[i].uids);
+	free(p->place_as);
 	free(p->log_path);
 	free(p);
 	return NULL;
@@ -2048,6 +2184,10 @@ int qj_policy_new_default(struct qj_policy **ret)
 	}
 	p->max_strikes = 3;
 	p->strike_rung = 1; /* stop */
+	p->max_clients = 1024;
+	p->max_clients_per_uid = 64;
+	p->max_holds_per_uid = 256;
+	p->max_holds_per_conn = 64;
 	p->log_max_bytes = 10ULL << 20;
 	p->log_keep = 5;
 	p->sysfs_root = strdup("/sys");
@@ -2201,6 +2341,22 @@ bool qj_principals_allow(const struct qj_principals *pr, uid_t uid, const gid_t 
 	return false;
 }
 
+bool qj_policy_may_place_as(const struct qj_policy *p, uid_t launcher, uid_t uid)
+{
+	if (uid == 0)
+		return false;
+	for (size_t i = 0; i < p->n_place_as; i++) {
+		const struct qj_place_as *pa = &p->place_as[i];
+
+		if (pa->launcher != launcher)
+			continue;
+		for (size_t j = 0; j < pa->n_uids; j++)
+			if (uid >= pa->uids[j].first && uid <= pa->uids[j].last)
+				return true;
+	}
+	return false;
+}
+
 static int principals_resolve(struct qj_principals *pr,
 			      int (*lookup)(const char *group, gid_t *ret_gid, void *userdata),
 			      void *userdata)
@@ -2292,6 +2448,36 @@ fail:
 	return NULL;
 }
 
+static json_t *json_place_as(const struct qj_policy *p)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; list && i < p->n_place_as; i++) {
+		const struct qj_place_as *pa = &p->place_as[i];
+		json_t *uids = json_array();
+
+		for (size_t j = 0; uids && j < pa->n_uids; j++) {
+			const struct qj_uid_range *u = &pa->uids[j];
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%u-%u", u->first, u->last);
+			if (json_array_append_new(uids, u->first == u->last ?
+								json_integer(u->first) :
+								json_string(buf)) < 0) {
+				json_decref(uids);
+				uids = NULL;
+			}
+		}
+		if (!uids || json_array_append_new(list, json_pack("{s:I,s:o}", "launcher",
+								   (json_int_t)pa->launcher, "uids",
+								   uids)) < 0) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
 static json_t *json_app(const struct qj_policy *p, const struct qj_app *a)
 {
 	json_t *o = json_object(), *m, *h;
@@ -2334,7 +2520,7 @@ static json_t *child(json_t *parent, const char *key)
 
 static json_t *policy_to_json(const struct qj_policy *p)
 {
-	json_t *root = json_object(), *s, *r, *j, *e, *l, *apps, *a, *lg;
+	json_t *root = json_object(), *s, *r, *j, *e, *l, *apps, *a, *lg, *lim;
 	char buf[64];
 
 	if (!root || set_new(root, "version", json_integer(1)) < 0)
@@ -2392,13 +2578,21 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	    set_new(a, "reload", json_principals(&p->access_reload)) < 0 ||
 	    set_new(a, "suspend", json_principals(&p->access_suspend)) < 0 ||
 	    set_new(a, "logs", json_principals(&p->access_logs)) < 0 ||
-	    set_new(a, "hold", json_principals(&p->access_hold)) < 0)
+	    set_new(a, "hold", json_principals(&p->access_hold)) < 0 ||
+	    set_new(a, "place_as", json_place_as(p)) < 0)
 		goto fail;
 
 	lg = child(root, "log");
 	if (!lg || set_new(lg, "path", json_string(p->log_path)) < 0 ||
 	    set_new(lg, "max_size", json_string(format_size(p->log_max_bytes, buf))) < 0 ||
 	    set_new(lg, "keep", json_integer(p->log_keep)) < 0)
+		goto fail;
+
+	lim = child(root, "limits");
+	if (!lim || set_new(lim, "clients", json_integer(p->max_clients)) < 0 ||
+	    set_new(lim, "clients_per_uid", json_integer(p->max_clients_per_uid)) < 0 ||
+	    set_new(lim, "holds_per_uid", json_integer(p->max_holds_per_uid)) < 0 ||
+	    set_new(lim, "holds_per_connection", json_integer(p->max_holds_per_conn)) < 0)
 		goto fail;
 	return root;
 fail:

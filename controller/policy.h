@@ -17,6 +17,10 @@
 #define QJ_POLICY_MAX_BYTES (1024 * 1024)
 #define QJ_POLICY_MAX_ALIASES 16
 #define QJ_POLICY_MAX_RUNGS 8
+/* Upper bound of limits.clients and limits.clients_per_uid. */
+#define QJ_POLICY_MAX_CLIENTS 65536
+/* Upper bound of limits.holds_per_uid and limits.holds_per_connection. */
+#define QJ_POLICY_MAX_HOLDS 4096
 #define QJ_POLICY_MAX_DIAGS 100
 
 enum qj_backend {
@@ -62,6 +66,18 @@ struct qj_principals {
 	bool anyone; /* "*" */
 	gid_t *gids; /* groups resolved by qj_policy_resolve_groups(); empty until then */
 	size_t n_gids;
+};
+
+/* A closed range of user ids. */
+struct qj_uid_range {
+	uid_t first, last;
+};
+
+/* access.place_as: the uids @launcher starts apps as, whose processes it may place. */
+struct qj_place_as {
+	uid_t launcher;
+	struct qj_uid_range *uids;
+	size_t n_uids;
 };
 
 struct qj_app {
@@ -115,6 +131,14 @@ struct qj_policy {
 	struct qj_principals access_suspend;
 	struct qj_principals access_logs;
 	struct qj_principals access_hold;
+	struct qj_place_as *place_as;
+	size_t n_place_as;
+
+	/* limits: (root is exempt from each) */
+	unsigned max_clients; /* connections at once, over all uids */
+	unsigned max_clients_per_uid;
+	unsigned max_holds_per_uid; /* live holds of one uid over all its connections */
+	unsigned max_holds_per_conn;
 
 	/* log: */
 	char *log_path;
@@ -176,6 +200,12 @@ const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *n
 /* True when @uid or one of @gids (the peer's groups) is allowed.  Groups count only once resolved. */
 bool qj_principals_allow(const struct qj_principals *pr, uid_t uid, const gid_t *gids,
 			 size_t n_gids);
+
+/*
+ * Whether a non-root caller @launcher may place a process of @uid that is not its own:
+ * access.place_as lists @uid for it.  Never true for uid 0.
+ */
+bool qj_policy_may_place_as(const struct qj_policy *p, uid_t launcher, uid_t uid);
 
 /*
  * Resolves the group names of every access list into gids with @lookup (the daemon passes a

@@ -2,6 +2,7 @@
 /* /proc/PID readers.  Parsers take text so unit tests can feed fixtures. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,9 @@ int qj_proc_status_parse(const char *text, struct qj_proc_status *ret)
 	    hex_field(text, "\nSigPnd:", &s.sigpnd) < 0 ||
 	    hex_field(text, "\nShdPnd:", &s.shdpnd) < 0)
 		return -EINVAL;
-	s.uid = (uid_t)strtoul(uid + 5, NULL, 10);
+	if (sscanf(uid + 5, "%u %u %u %u", &s.uids[0], &s.uids[1], &s.uids[2], &s.uids[3]) != 4)
+		return -EINVAL;
+	s.uid = s.uids[0];
 	if (nonvol)
 		s.nonvoluntary_switches =
 			strtoull(nonvol + strlen("\nnonvoluntary_ctxt_switches:"), NULL, 10);
@@ -224,4 +227,11 @@ int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n)
 	*ret = v;
 	*ret_n = n;
 	return 0;
+}
+
+bool qj_pidfd_exited(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP));
 }

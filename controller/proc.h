@@ -24,6 +24,7 @@ int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret);
 int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret);
 struct qj_proc_status {
 	uid_t uid; /* real */
+	uid_t uids[4]; /* real, effective, saved, filesystem */
 	uint64_t sigcgt; /* caught signals: bit (sig - 1) */
 	uint64_t sigpnd; /* pending for the thread */
 	uint64_t shdpnd; /* pending for the process (a SIGSTOP not acted on yet sits here) */
@@ -44,6 +45,12 @@ int qj_proc_cmdline(pid_t pid, char **ret);
 /* /proc/PID/task/TID/timerslack_ns. */
 int qj_proc_timerslack_get(pid_t tid, uint64_t *ret);
 int qj_proc_timerslack_set(pid_t tid, uint64_t ns);
+/*
+ * Whether the process behind @pidfd has exited (the pidfd polls readable).  poll(2),
+ * not pidfd_send_signal(): it also works where only pidfds handed by the kernel
+ * (SO_PEERPIDFD) do, e.g. under valgrind 3.19.
+ */
+bool qj_pidfd_exited(int pidfd);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

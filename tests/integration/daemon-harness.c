@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,25 @@ void msleep(unsigned ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+int harness_run_as(uid_t uid, int (*fn)(void *arg), void *arg)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		gid_t g = (gid_t)uid;
+
+		if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(99);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
 static void put_expanded(struct harness *h, FILE *f, const char *text)
@@ -382,11 +403,39 @@ int harness_setup(void **state, const char *policy_text)
 	return 0;
 }
 
+/* Through pidfds taken while the processes surely run: no pid reuse can misdirect a kill. */
+static struct {
+	pid_t pid;
+	int pidfd;
+} tracked[64];
+static size_t n_tracked;
+
+void harness_track(pid_t pid)
+{
+	int fd = pidfd_open(pid, 0);
+
+	if (fd < 0)
+		return;
+	if (n_tracked == ARRAY_SIZE(tracked)) {
+		(void)pidfd_send_signal(fd, SIGKILL, NULL, 0); /* never left behind */
+		close(fd);
+		return;
+	}
+	tracked[n_tracked].pid = pid;
+	tracked[n_tracked++].pidfd = fd;
+}
+
 int harness_teardown(void **state)
 {
 	struct harness *h = *state;
 	int status;
 
+	for (size_t i = 0; i < n_tracked; i++) {
+		(void)pidfd_send_signal(tracked[i].pidfd, SIGKILL, NULL, 0);
+		(void)waitpid(tracked[i].pid, NULL, 0); /* ECHILD: reaped, or not our child */
+		close(tracked[i].pidfd);
+	}
+	n_tracked = 0;
 	if (!h)
 		return 0;
 	status = harness_stop(h);

@@ -68,6 +68,13 @@ char *raw_call(int fd, const char *text, size_t len);
 
 void msleep(unsigned ms);
 
+/*
+ * Runs @fn(@arg) in a forked child with all its uids and gids set to @uid (no
+ * supplementary groups); returns the child's exit status (fn's return value), 99 when
+ * the switch failed, 100 when it died.
+ */
+int harness_run_as(uid_t uid, int (*fn)(void *arg), void *arg);
+
 /* Resident set of @pid in KiB (VmRSS), -1 when unreadable. */
 long harness_rss_kib(pid_t pid);
 
@@ -78,5 +85,17 @@ long harness_rss_kib(pid_t pid);
  */
 int harness_setup(void **state, const char *policy_text);
 int harness_teardown(void **state);
+
+/* Kills and reaps @pid in the next harness_teardown(), even when the test failed. */
+void harness_track(pid_t pid);
+
+/* In a test using harness_setup(): skip when it found no root or cgroup2. */
+#define REQUIRE_HARNESS(h)                                              \
+	do {                                                            \
+		if (!(h)) {                                             \
+			print_message("skipped: no root or cgroup2\n"); \
+			skip();                                         \
+		}                                                       \
+	} while (0)
 
 #endif

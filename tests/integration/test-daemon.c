@@ -312,22 +312,18 @@ static void test_slow_reader_disconnected(void **state)
 	qj_close(other);
 }
 
+static int (*nobody_fn)(struct harness *h);
+
+static int nobody_call(void *h)
+{
+	return nobody_fn(h);
+}
+
 /* Runs @fn as uid 65534 in a child; returns the child's exit status. */
 static int as_nobody(struct harness *h, int (*fn)(struct harness *h))
 {
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		gid_t g = 65534;
-
-		if (setgroups(1, &g) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0)
-			_exit(99);
-		_exit(fn(h));
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+	nobody_fn = fn;
+	return harness_run_as(65534, nobody_call, h);
 }
 
 static int nobody_refused(struct harness *h)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,14 +54,6 @@ static int setup(void **state)
 {
 	return harness_setup(state, policy_jail);
 }
-
-#define REQUIRE_HARNESS(h)                                              \
-	do {                                                            \
-		if (!(h)) {                                             \
-			print_message("skipped: no root or cgroup2\n"); \
-			skip();                                         \
-		}                                                       \
-	} while (0)
 
 static bool cgroup_of(pid_t pid, const char *want)
 {
@@ -443,6 +436,68 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 	qj_close(c);
 }
 
+/*
+ * Issue 11 finding 1: a jailed peer's hold is deferred while suspending, then the peer
+ * shuts its read side.  At resume the deferred reply fails (EPIPE), the disconnect frees
+ * the client's state, and the daemon must not touch it afterwards (ASan build: a
+ * use-after-free crashed it).  It must still answer status, and the hold died with the
+ * connection.
+ */
+static void test_deferred_hold_reader_gone(void **state)
+{
+	static const char hello[] = "{\"op\":\"hello\",\"version\":1}";
+	static const char hold[] = "{\"op\":\"hold\",\"name\":\"x\",\"reason\":\"y\"}";
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	int go[2], done[2];
+	char b;
+	pid_t pid;
+	json_t *j;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(done, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = raw_connect(h->socket);
+		char *rep = fd >= 0 ? raw_call(fd, hello, sizeof(hello) - 1) : NULL;
+
+		if (!rep || read(go[0], &b, 1) != 1)
+			_exit(1);
+		free(rep);
+		if (send(fd, hold, sizeof(hold) - 1, 0) < 0)
+			_exit(1);
+		msleep(100); /* let the daemon read (and defer) it */
+		if (shutdown(fd, SHUT_RD) < 0 || write(done[1], "k", 1) != 1)
+			_exit(1);
+		(void)read(go[0], &b, 1); /* keep the connection until told */
+		_exit(0);
+	}
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_place(c, "peer", pid), 0);
+	assert_int_equal(qj_suspend(c), 0);
+	assert_true(harness_wait_state(h, "suspending", 5000));
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &b, 1), 1);
+	/* The dry-run suspend ends after 1.5 s: the deferred reply is sent then. */
+	(void)harness_wait_int(h, "suspends", 1, 5000);
+	msleep(100);
+	j = harness_status(h);
+	if (!j) {
+		harness_dump_log(h);
+		fail_msg("the daemon does not answer after the deferred reply failed");
+	}
+	assert_int_equal(json_integer_value(json_object_get(j, "holds_total")), 0);
+	json_decref(j);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	waitpid(pid, NULL, 0);
+	qj_close(c);
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(done[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +512,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup,
 						harness_teardown),
 	};
 

@@ -127,6 +127,33 @@ static void test_holds_release_conn(void **state)
 	assert_non_null(qj_holds_find(t, 8, "b"));
 }
 
+/* The quota counters follow every way a hold ends, and refreshes do not count twice. */
+static void test_holds_count_conn_and_uid(void **state)
+{
+	struct qj_holds *t = *state;
+	struct qj_hold_owner other = owner;
+
+	other.uid = owner.uid + 1;
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 1, "a", "r2", &owner, 0, 0), 1); /* refresh */
+	assert_int_equal(qj_holds_acquire(t, 1, "b", "r", &owner, 100, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 2, "a", "r", &owner, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 3, "a", "r", &other, 0, 0), 0);
+	assert_int_equal(qj_holds_count_conn(t, 1), 2);
+	assert_int_equal(qj_holds_count_conn(t, 2), 1);
+	assert_int_equal(qj_holds_count_conn(t, 4), 0);
+	assert_int_equal(qj_holds_count_uid(t, owner.uid), 3);
+	assert_int_equal(qj_holds_count_uid(t, other.uid), 1);
+	assert_int_equal(qj_holds_expire(t, 100), 1); /* "b" */
+	assert_int_equal(qj_holds_count_conn(t, 1), 1);
+	assert_int_equal(qj_holds_count_uid(t, owner.uid), 2);
+	assert_int_equal(qj_holds_release(t, 2, "a", 200), 0);
+	assert_int_equal(qj_holds_count_conn(t, 2), 0);
+	assert_int_equal(qj_holds_release_conn(t, 1, 300), 1);
+	assert_int_equal(qj_holds_count_uid(t, owner.uid), 0);
+	assert_int_equal(qj_holds_count_uid(t, other.uid), 1);
+}
+
 static void test_holds_prevent_suspend_time(void **state)
 {
 	struct qj_holds *t = *state;
@@ -265,6 +292,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_holds_shared_name_two_connections, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holds_expire_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_count_conn_and_uid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_release_conn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_prevent_suspend_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_acquire_invalid, setup, teardown),
