@@ -1425,6 +1425,9 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, now());
+	/* Number on from the kill log, so that a cycle id names one cycle there. */
+	if (d->killlog)
+		d->cycle.id = qj_killlog_highest_cycle(d->killlog);
 	/* Automatic suspend is what qosjaild is for: hold time counts as preventing it. */
 	qj_holds_set_suspend_wanted(d->holds, true, now());
 	*ret = d;

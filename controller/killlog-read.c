@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Kill log reader: parses JSON Lines and applies the CLI's filters. */
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "killlog.h"
 #include "util.h"
@@ -64,4 +66,37 @@ int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
 			return r;
 	}
 	return count;
+}
+
+int qj_killlog_last_cycle(int fd, uint64_t *ret)
+{
+	char buf[65536];
+	struct stat st;
+	uint64_t start, best = 0;
+	ssize_t n;
+	char *p, *end, *nl;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	start = (uint64_t)st.st_size > sizeof(buf) ? (uint64_t)st.st_size - sizeof(buf) : 0;
+	n = pread(fd, buf, (size_t)((uint64_t)st.st_size - start), (off_t)start);
+	if (n < 0)
+		return negative_errno();
+	p = buf;
+	end = buf + n;
+	if (start > 0) { /* the window starts inside a line: skip it */
+		nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	/* Records are appended in cycle order, but a gap record has none: take the largest. */
+	for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
+		json_t *rec = json_loadb(p, (size_t)(nl - p), 0, NULL);
+		json_int_t c = json_integer_value(json_object_get(rec, "cycle"));
+
+		if (c > 0 && (uint64_t)c > best)
+			best = (uint64_t)c;
+		json_decref(rec);
+	}
+	*ret = best;
+	return 0;
 }

@@ -33,6 +33,7 @@ struct qj_killlog {
 	int last_error;
 	char first_lost_ts[32], last_lost_ts[32]; /* of the unrecorded ones */
 	bool torn; /* a failed write could not be cut back: fence it off with a newline */
+	uint64_t highest_cycle; /* in the log and its newest rotation at open */
 };
 
 /*
@@ -136,6 +137,36 @@ static int open_log_dir(const char *dir, int *ret_fd)
 	return 0;
 }
 
+/*
+ * A restarted daemon (or one after a reboot, /run being gone) numbers cycles
+ * on from the log: `qosjailctl log --cycle N` must not mix two cycles.  The
+ * newest rotation counts too, for a log rotated just before the restart.
+ */
+static int read_highest_cycle(struct qj_killlog *l)
+{
+	_cleanup_free_ char *old = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+	uint64_t c = 0;
+	int r;
+
+	r = qj_killlog_last_cycle(l->fd, &l->highest_cycle);
+	if (r < 0)
+		return r;
+	if (l->keep == 0)
+		return 0;
+	if (asprintf(&old, "%s.1", l->base) < 0)
+		return -ENOMEM;
+	/* Only a hint: a missing or odd rotation does not keep the daemon from starting. */
+	fd = openat(l->dir_fd, old, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    qj_killlog_last_cycle(fd, &c) < 0)
+		return 0;
+	if (c > l->highest_cycle)
+		l->highest_cycle = c;
+	return 0;
+}
+
 int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct qj_killlog **ret)
 {
 	struct qj_killlog *l;
@@ -164,6 +195,8 @@ int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct 
 	r = open_log_dir(dirname(dir), &l->dir_fd);
 	if (r >= 0)
 		r = open_log(l);
+	if (r >= 0)
+		r = read_highest_cycle(l);
 	if (r < 0) {
 		qj_killlog_free(l);
 		return r;
@@ -184,6 +217,11 @@ struct qj_killlog *qj_killlog_free(struct qj_killlog *l)
 	free(l->base);
 	free(l);
 	return NULL;
+}
+
+uint64_t qj_killlog_highest_cycle(const struct qj_killlog *l)
+{
+	return l->highest_cycle;
 }
 
 const char *qj_killlog_path(const struct qj_killlog *l)

@@ -86,4 +86,13 @@ bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec);
 int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
 		    int (*cb)(json_t *rec, void *userdata), void *userdata);
 
+/*
+ * The highest "cycle" among the last 64 KiB of records in @fd (0 when none):
+ * a restarted daemon numbers its cycles on from there, so a cycle id names
+ * one cycle in the log.
+ */
+int qj_killlog_last_cycle(int fd, uint64_t *ret);
+/* The highest cycle id in the log and its newest rotation when it was opened. */
+uint64_t qj_killlog_highest_cycle(const struct qj_killlog *l);
+
 #endif

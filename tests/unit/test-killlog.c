@@ -364,6 +364,50 @@ static void test_killlog_cuts_torn_tail_at_open(void **state)
 		json_decref(c.recs[i]);
 }
 
+/* A reopened log (a restarted daemon) knows the highest cycle id in it and in its rotation. */
+static void test_killlog_highest_cycle(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_kill_record r;
+	char old[128];
+	FILE *fp;
+
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 0);
+	for (uint64_t cy = 1; cy <= 7; cy += 3) { /* 1, 4, 7 */
+		r = rec(cy, "busy", 100, "sigstop");
+		assert_int_equal(qj_killlog_append(l, &r), 0);
+	}
+	l = qj_killlog_free(l);
+	/* A gap record (no cycle) last, and a line that is not JSON: still 7. */
+	fp = fopen(f->path, "ae");
+	assert_non_null(fp);
+	fputs("{\"action\":\"gap\",\"lost\":2}\nnot json\n", fp);
+	fclose(fp);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 7);
+	l = qj_killlog_free(l);
+
+	/* Rotated away just before the restart: the rotation counts. */
+	snprintf(old, sizeof(old), "%s.1", f->path);
+	assert_int_equal(rename(f->path, old), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 7);
+	l = qj_killlog_free(l);
+
+	/* Only the tail is read: a log larger than the window still gives its last cycle. */
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	for (uint64_t cy = 8; cy < 8 + 400; cy++) {
+		r = rec(cy, "busy", 100, "sigstop");
+		assert_int_equal(qj_killlog_append(l, &r), 0);
+	}
+	l = qj_killlog_free(l);
+	assert_int_equal(qj_killlog_open(f->path, 0, 0, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 407);
+	l = qj_killlog_free(l);
+}
+
 static void test_rfc3339(void **state)
 {
 	char buf[32];
@@ -392,6 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killlog_reader_not_by_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_cuts_torn_tail_at_open, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_highest_cycle, setup, teardown),
 		cmocka_unit_test(test_rfc3339),
 	};
 
