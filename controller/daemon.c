@@ -264,9 +264,18 @@ static void reload_on_sighup(struct qj_daemon *d);
 static void on_backend_done(struct qj_daemon *d, int result)
 {
 	d->interrupt_resend_usec = USEC_INFINITY;
-	if (result == -EBUSY)
+	/* The patched kernel's "qos" errors: kernel/README.md, "Errors of a qos write". */
+	if (result == -ERANGE)
 		log_warning("Cycle %" PRIu64 ": the kernel refused to suspend: an incompatible "
-			    "latency constraint is active (EBUSY), retrying with backoff",
+			    "latency constraint is active (ERANGE), retrying with backoff",
+			    d->cycle.id);
+	else if (result == -EAGAIN)
+		log_info("Cycle %" PRIu64 ": a wakeup event or a new constraint made the suspend "
+			 "back out (EAGAIN), retrying",
+			 d->cycle.id);
+	else if (result == -EBUSY)
+		log_warning("Cycle %" PRIu64 ": the kernel is busy (another suspend, autosleep, or "
+			    "a task or device refused: EBUSY), retrying with backoff",
 			    d->cycle.id);
 	else if (result == -ESTALE)
 		log_info("Cycle %" PRIu64 ": wakeup events since the wakeup count was read, "

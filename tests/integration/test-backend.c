@@ -6,14 +6,14 @@
  * The fake (tests/support/fake-sysfs.c) is a FUSE filesystem served by a
  * thread of this test process, so power/state behaves like the patched
  * kernel's: a write of "qos" returns at once (a suspend that resumed), fails
- * with EBUSY (an incompatible latency constraint), or blocks until this test
+ * with ERANGE (an incompatible latency constraint), or blocks until this test
  * releases it or the writer is signalled, which the kernel forwards as a
  * FUSE interrupt and the fake answers with EINTR, as the kernel's
  * interruptible wait does.  power/wakeup_count returns the counter this test
  * sets and refuses a write-back of another value with EINVAL.  Every write is
  * recorded with its result, so the tests assert exact sequences:
  *
- *   EBUSY twice: the cycle retries after the policy's doubling backoff,
+ *   ERANGE twice: the cycle retries after the policy's doubling backoff,
  *     logs each refusal, and status tells the last result;
  *   a hold while the write blocks: the daemon interrupts it (EINTR), the
  *     cycle ends "interrupted" and the jail is restored (stopped task
@@ -225,13 +225,13 @@ static void test_qos_ebusy_retries_with_backoff(void **state)
 
 	start(fx, policy_ebusy, true);
 	/* Two refusals (an incompatible latency constraint), then a write that waits. */
-	assert_int_equal(fake_sysfs_queue_state(fx->fs, FAKE_SYSFS_EBUSY), 0);
-	assert_int_equal(fake_sysfs_queue_state(fx->fs, FAKE_SYSFS_EBUSY), 0);
+	assert_int_equal(fake_sysfs_queue_state(fx->fs, FAKE_SYSFS_ERANGE), 0);
+	assert_int_equal(fake_sysfs_queue_state(fx->fs, FAKE_SYSFS_ERANGE), 0);
 	fake_sysfs_set_state_mode(fx->fs, FAKE_SYSFS_BLOCK);
 	assert_int_equal(qj_open(fx->h.socket, &fx->c), 0);
 	assert_int_equal(qj_suspend(fx->c), 0);
 	wait_blocked_or_fail(fx, 30000);
-	assert_string_equal(writes(fx), "qos:EBUSY,qos:EBUSY");
+	assert_string_equal(writes(fx), "qos:ERANGE,qos:ERANGE");
 
 	/* While the third attempt waits in the kernel, status tells of the last refusal. */
 	j = harness_status(&fx->h);
@@ -241,14 +241,14 @@ static void test_qos_ebusy_retries_with_backoff(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "suspends")), 0);
 	json_decref(j);
 	assert_string_equal(last_result(&fx->h, err, sizeof(err)), "failed");
-	assert_string_equal(err, "EBUSY");
+	assert_string_equal(err, "ERANGE");
 
 	/* The kernel lets it through: suspended and resumed. */
 	assert_int_equal(fake_sysfs_release_blocked(fx->fs), 0);
 	assert_int_equal(fake_sysfs_wait_writes(fx->fs, 3, 5000), 3);
 	assert_int_equal(harness_wait_int(&fx->h, "suspends", 1, 5000), 1);
 	assert_true(harness_wait_state(&fx->h, "idle-wait", 5000));
-	assert_string_equal(writes(fx), "qos:EBUSY,qos:EBUSY,qos:OK");
+	assert_string_equal(writes(fx), "qos:ERANGE,qos:ERANGE,qos:OK");
 	assert_string_equal(last_result(&fx->h, err, sizeof(err)), "suspended");
 	assert_string_equal(err, "");
 	assert_int_equal(status_int(&fx->h, "failures"), 2);
@@ -267,7 +267,7 @@ static void test_qos_ebusy_retries_with_backoff(void **state)
 	assert_true(w[2].start_usec - w[1].end_usec >= 2 * RETRY_INITIAL_MSEC * USEC_PER_MSEC);
 
 	/* One warning per refusal, where the operator reads it. */
-	assert_int_equal(log_count(&fx->h, "latency constraint is active (EBUSY), retrying with "
+	assert_int_equal(log_count(&fx->h, "latency constraint is active (ERANGE), retrying with "
 					   "backoff"),
 			 2);
 }

@@ -298,8 +298,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 			mode = f->queue[0];
 			memmove(f->queue, f->queue + 1, --f->n_queue * sizeof(f->queue[0]));
 		}
-		if (mode == FAKE_SYSFS_EBUSY) {
-			result = -EBUSY;
+		if (mode == FAKE_SYSFS_ERANGE) {
+			result = -ERANGE;
 		} else if (mode == FAKE_SYSFS_BLOCK && f->pending) {
 			result = -EDEADLK; /* the fake blocks one writer at a time */
 		} else if (mode == FAKE_SYSFS_BLOCK) {

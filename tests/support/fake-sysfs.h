@@ -27,7 +27,7 @@ struct fake_sysfs;
 /* How a write to power/state is answered. */
 enum fake_sysfs_mode {
 	FAKE_SYSFS_SUSPEND, /* at once, successfully: a suspend that resumed */
-	FAKE_SYSFS_EBUSY, /* at once, EBUSY: an incompatible latency constraint is active */
+	FAKE_SYSFS_ERANGE, /* at once, ERANGE: an incompatible latency constraint is active */
 	FAKE_SYSFS_BLOCK, /* when fake_sysfs_release_blocked() (OK) or the writer is signalled (EINTR) */
 	_FAKE_SYSFS_MODE_MAX,
 };
