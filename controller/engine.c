@@ -38,6 +38,7 @@
 
 struct slack {
 	pid_t tid;
+	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
 	uint64_t old_ns;
 };
 
@@ -103,6 +104,7 @@ struct qj_engine {
 	unsigned n_killed;
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
+	bool state_dirty; /* undo state changed since the last save_state() */
 };
 
 static uint64_t realtime_now(void)
@@ -144,7 +146,7 @@ static int save_state(struct qj_engine *e)
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -EBADF;
-	json_t *o, *stopped, *frozen, *strikes;
+	json_t *o, *stopped, *frozen, *strikes, *slack;
 	const char *knob;
 	int64_t old;
 	size_t len;
@@ -155,12 +157,14 @@ static int save_state(struct qj_engine *e)
 	stopped = json_array();
 	frozen = json_array();
 	strikes = json_object();
-	if (!o || !stopped || !frozen || !strikes)
+	slack = json_array();
+	if (!o || !stopped || !frozen || !strikes || !slack)
 		goto oom;
 	if (json_object_set_new(o, "version", json_integer(1)) < 0 ||
 	    json_object_set_new(o, "cycle", json_integer((json_int_t)e->cycle)) < 0 ||
 	    json_object_set(o, "stopped", stopped) < 0 ||
-	    json_object_set(o, "frozen", frozen) < 0 || json_object_set(o, "strikes", strikes) < 0)
+	    json_object_set(o, "frozen", frozen) < 0 ||
+	    json_object_set(o, "strikes", strikes) < 0 || json_object_set(o, "slack", slack) < 0)
 		goto oom;
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
@@ -169,6 +173,12 @@ static int save_state(struct qj_engine *e)
 		    json_array_append_new(stopped, json_pack("{s:i,s:I}", "pid", t->pid, "start",
 							     (json_int_t)t->start_time)) < 0)
 			goto oom;
+		for (size_t j = 0; j < t->n_slack && !t->gone; j++)
+			if (json_array_append_new(
+				    slack, json_pack("{s:i,s:I,s:I}", "tid", t->slack[j].tid,
+						     "start", (json_int_t)t->slack[j].start_time,
+						     "old", (json_int_t)t->slack[j].old_ns)) < 0)
+				goto oom;
 	}
 	for (size_t i = 0; i < e->n_apps; i++) {
 		if (e->apps[i].frozen_by_us &&
@@ -184,7 +194,8 @@ static int save_state(struct qj_engine *e)
 	json_decref(stopped);
 	json_decref(frozen);
 	json_decref(strikes);
-	stopped = frozen = strikes = NULL;
+	json_decref(slack);
+	stopped = frozen = strikes = slack = NULL;
 
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -199,12 +210,14 @@ static int save_state(struct qj_engine *e)
 	/* rename(2) is atomic: a crash leaves the old state or the new one. */
 	if (rename(tmp, e->state_file) < 0)
 		return log_debug_errno(negative_errno(), "Failed to rename %s: %m", tmp);
+	e->state_dirty = false;
 	return 0;
 oom:
 	json_decref(o);
 	json_decref(stopped);
 	json_decref(frozen);
 	json_decref(strikes);
+	json_decref(slack);
 	return -ENOMEM;
 }
 
@@ -245,6 +258,15 @@ static int load_and_undo_state(struct qj_engine *e)
 		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
 
 		if (pid > 0 && cont_if_same(pid, start) == 0)
+			undone++;
+	}
+	/* Timer slack a cycle raised: back to each thread's own value (0: the default). */
+	json_array_foreach (json_object_get(o, "slack"), i, v) {
+		pid_t tid = (pid_t)json_integer_value(json_object_get(v, "tid"));
+		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
+		uint64_t old = (uint64_t)json_integer_value(json_object_get(v, "old"));
+
+		if (tid > 0 && qj_proc_timerslack_set_if_same(tid, start, old) == 0)
 			undone++;
 	}
 	json_array_foreach (json_object_get(o, "frozen"), i, v) {
@@ -635,9 +657,11 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct qj_proc_stat st;
 		uint64_t old;
 
-		if (qj_proc_timerslack_get(tids[i], &old) < 0)
+		if (qj_proc_stat_read(tids[i], &st) < 0 ||
+		    qj_proc_timerslack_get(tids[i], &old) < 0)
 			continue;
 		/* Inherited from a parent we slacked: its own value is the default. */
 		if (old == e->p->timer_slack_nsec)
@@ -645,6 +669,7 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		if (qj_proc_timerslack_set(tids[i], e->p->timer_slack_nsec) < 0)
 			continue;
 		t->slack[t->n_slack].tid = tids[i];
+		t->slack[t->n_slack].start_time = st.start_time;
 		t->slack[t->n_slack++].old_ns = old;
 	}
 	free(tids);
@@ -717,6 +742,8 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
 	t.seen = e->generation;
 	slack_apply(e, &t);
+	if (t.n_slack)
+		e->state_dirty = true;
 	*ret = t;
 	return 0;
 fail:
@@ -1084,6 +1111,11 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	r = rescan(e, now_usec);
 	if (r < 0)
 		return r;
+	if (e->state_dirty) {
+		r = save_state(e);
+		if (r < 0)
+			log_warning_errno(r, "Failed to save state, ignoring: %m");
+	}
 	return 0;
 }
 
@@ -1191,7 +1223,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
 	}
-	if (changed) {
+	if (changed || e->state_dirty) {
 		r = save_state(e);
 		if (r < 0)
 			log_warning_errno(r, "Failed to save state, ignoring: %m");
