@@ -714,6 +714,16 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 		r = r < 0 ? r : -ESRCH;
 		goto fail;
 	}
+	/*
+	 * Tasks that entered the v2 group without us (clone3 into the group by
+	 * `qosjailctl run`, a direct write of cgroup.procs) are not in the v1 cpu
+	 * group on a hybrid host: the idle class would not reach them.
+	 */
+	r = qj_cgroup_ensure_v1(e->cg, app, pid);
+	if (r < 0)
+		goto fail;
+	if (r > 0)
+		log_debug("Moved %d into the v1 cpu group of app %s", pid, app);
 	r = qj_proc_stat_read(pid, &st);
 	if (r < 0)
 		goto fail;

@@ -199,6 +199,61 @@ static void test_hold_during_cycle_continues_stopped(void **state)
 	qj_close(c);
 }
 
+/* The v1 cpu line of /proc/PID/cgroup ends in @want (a hybrid host's cpu controller). */
+static bool v1_cpu_cgroup_is(pid_t pid, const char *want)
+{
+	char path[64], line[512];
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		*cg++ = 0;
+		cg[strcspn(cg, "\n")] = 0;
+		for (char *save = NULL, *tok = strtok_r(ctl + 1, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, "cpu") == 0)
+				ok = strcmp(cg, want) == 0;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * A task `qosjailctl run`/qj_spawn() started by clone3 into the cgroup2 group is put in
+ * the app's v1 cpu group too (hybrid host), so the jail's cpu.idle reaches it in a cycle.
+ */
+static void test_spawned_task_gets_v1_cpu_group(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char want[300];
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	if (access(h->it->cpu_path, F_OK) < 0) {
+		print_message("skipped: no v1 cpu controller (not a hybrid host)\n");
+		skip();
+	}
+	snprintf(want, sizeof(want), "%s/busy", strstr(h->it->cpu_path, "/qosjail-test-"));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	pid = spawn_busy_until_stopped(h, c);
+	if (!v1_cpu_cgroup_is(pid, want)) {
+		harness_dump_log(h);
+		fail_msg("spawned task %d is not in the v1 cpu group %s", pid, want);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(c);
+}
+
 static bool log_has(struct harness *h, const char *text)
 {
 	char buf[65536];
@@ -510,6 +565,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hold_during_cycle_continues_stopped, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_spawned_task_gets_v1_cpu_group, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
 						harness_teardown),
