@@ -86,10 +86,15 @@ int qj_ladder_decide(const struct qj_policy *p, const struct qj_app *a,
 
 	switch (t->activity) {
 	case QJ_TASK_UNKNOWN:
-		/* The engine adds the end of the sample window. */
+		/*
+		 * The engine adds the end of the sample window.  A grace that
+		 * ended before the window did changes nothing until a
+		 * measurement comes: a deadline in the past would have the
+		 * engine look again at once, in a loop, until the window ends.
+		 */
 		deadline = t->rung >= 0 ? t->applied_usec + p->rungs[t->rung].grace_usec :
 					  USEC_INFINITY;
-		set(ret, QJ_LADDER_WAIT, -1, deadline);
+		set(ret, QJ_LADDER_WAIT, -1, deadline > now_usec ? deadline : USEC_INFINITY);
 		return 0;
 	case QJ_TASK_CONTINUED:
 		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu);

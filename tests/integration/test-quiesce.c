@@ -5,6 +5,8 @@
  * outside the jail get nothing, every action is in the kill log, nothing
  * jailed runs at the end, and restore undoes it all.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "cgroup.h"
@@ -234,11 +237,69 @@ static void test_quiesce_qos_none(void **state)
 	assert_int_equal(itest_log_count(t, "summary"), 1);
 }
 
+/*
+ * A grace shorter than the sample window: after the notification the task is
+ * unmeasured until the window ends, and the step must sleep until then rather
+ * than look again at once in a loop.  Counts steps and the engine's CPU against the
+ * number of windows the quiesce took.
+ */
+static void test_short_grace_no_step_loop(void **state)
+{
+	struct itest *t = *state;
+	uint64_t start, end, next, cpu0, cpu1;
+	unsigned steps = 0;
+	struct timespec ts;
+	pid_t polite;
+	int r;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	qj_test_policy_set_ladder(t->p,
+				  (const enum qj_action[]){ QJ_ACTION_SIGXCPU, QJ_ACTION_SIGSTOP },
+				  2, 20 * USEC_PER_MSEC);
+	qj_test_policy_add_app(t->p, "polite");
+	assert_int_equal(itest_start_engine(t), 0);
+	polite = itest_spawn(t, "qj-polite", "polite", NULL, 0);
+	assert_true(polite > 0);
+
+	start = now_usec(CLOCK_MONOTONIC);
+	cpu0 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, start), 0);
+	for (;;) {
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+		r = qj_engine_quiesce_step(t->e, now, &next);
+		steps++;
+		if (r != 0 || now > start + 30 * USEC_PER_SEC)
+			break;
+		ts.tv_sec = (time_t)(next / USEC_PER_SEC);
+		ts.tv_nsec = (long)(next % USEC_PER_SEC * 1000);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	end = now_usec(CLOCK_MONOTONIC);
+	cpu1 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+	assert_int_equal(r, 1);
+	assert_log(t, polite, "sigxcpu:blocked");
+	{
+		uint64_t windows = (end - start) / t->p->sample_window_usec + 1;
+
+		print_message("%u steps, %" PRIu64 " ms CPU in %" PRIu64 " ms (%" PRIu64
+			      " windows)\n",
+			      steps, (cpu1 - cpu0) / 1000, (end - start) / 1000, windows);
+		/* A few steps per window (rung, confirmation, window end), not one per microsecond. */
+		assert_true(steps <= 4 * windows + 4);
+		assert_true(cpu1 - cpu0 < (end - start) / 4);
+	}
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_quiesce_qos_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce_full_ladder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_grace_no_step_loop, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
