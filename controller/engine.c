@@ -934,65 +934,96 @@ static bool app_frozen(struct qj_engine *e, const char *app)
 	return a && a->frozen_by_us && qj_cgroup_event(e->cg, app, "frozen") == 1;
 }
 
-/* Updates t->activity from /proc and the sample window. */
-static void observe(struct qj_engine *e, struct task *t, uint64_t now)
+/* /proc said "no such process": gone only when the pidfd agrees (else exiting: look again). */
+static bool exited(int r, const struct task *t)
+{
+	return (r == -ESRCH || r == -ENOENT) && qj_pidfd_exited(t->pidfd);
+}
+
+/*
+ * Updates t->activity from /proc and the sample window.  Fails closed: any
+ * error other than the task having exited is returned, and the step fails
+ * rather than take an unreadable task for a quiet one.
+ */
+static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 {
 	struct qj_proc_stat st;
+	struct qj_proc_status ps;
 	enum qj_task_activity act;
 	int r;
 
 	if (t->gone)
-		return;
-	r = qj_proc_stat_read(t->pid, &st);
-	if (r < 0 || st.start_time != t->start_time || st.state == 'Z' || st.state == 'X' ||
-	    qj_pidfd_exited(t->pidfd)) {
+		return 0;
+	if (qj_pidfd_exited(t->pidfd)) {
 		mark_gone(e, t);
-		return;
+		return 0;
 	}
-	if (t->killed_by_us) {
-		struct qj_proc_status ps;
-
-		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
-		if (qj_proc_status_read(t->pid, &ps) == 0 &&
-		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+	r = qj_proc_stat_read(t->pid, &st);
+	if (r == -ESRCH || r == -ENOENT) {
+		if (exited(r, t))
 			mark_gone(e, t);
-			return;
-		}
+		return 0; /* exiting: the pidfd will say so */
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to read the state of %d (%s): %m", t->pid,
+					 t->comm);
+	if (st.start_time != t->start_time || st.state == 'X') {
+		mark_gone(e, t);
+		return 0;
+	}
+	if (t->killed_by_us || t->stopped_by_us) {
+		r = qj_proc_status_read(t->pid, &ps);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the signals of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r < 0)
+			return 0; /* exiting */
+	}
+	if (t->killed_by_us && ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
+		mark_gone(e, t);
+		return 0;
 	}
 	if (app_frozen(e, t->app)) {
 		t->activity = QJ_TASK_FROZEN;
-		return;
+		return 0;
 	}
 	if (st.state == 'T' || st.state == 't') {
 		t->activity = QJ_TASK_STOPPED;
-		(void)qj_sample_restart(&t->sample, &st, now);
-		return;
+		r = qj_sample_restart(&t->sample, &st, now);
+		if (r < 0 && !exited(r, t))
+			return r;
+		return 0;
 	}
 	if (t->stopped_by_us) {
-		struct qj_proc_status ps;
-
 		/*
 		 * A SIGSTOP takes effect when the task next runs; starved at
 		 * the idle class that can take a while.  Still pending: stopping.
 		 */
-		if (qj_proc_status_read(t->pid, &ps) == 0 &&
-		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)))) {
+		if ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))) {
 			t->activity = QJ_TASK_STOPPED;
-			return;
+			return 0;
 		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
 		t->stopped_by_us = false;
 		t->activity = QJ_TASK_CONTINUED;
-		(void)qj_sample_restart(&t->sample, &st, now);
-		return;
+		r = qj_sample_restart(&t->sample, &st, now);
+		if (r < 0 && !exited(r, t))
+			return r;
+		return 0;
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
-	if (r == -ESRCH)
-		mark_gone(e, t);
-	else if (r == 1) {
+	if (r == -ESRCH || r == -ENOENT) {
+		if (exited(r, t))
+			mark_gone(e, t);
+		return 0;
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to sample %d (%s): %m", t->pid, t->comm);
+	if (r == 1) {
 		struct app_state *a = app_state(e, t->app);
 
 		/*
@@ -1007,6 +1038,7 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 			  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
 			  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
 	}
+	return 0;
 }
 
 static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
@@ -1183,7 +1215,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 
 		if (!as)
 			return -ENOMEM;
-		observe(e, t, now_usec);
+		r = observe(e, t, now_usec);
+		if (r < 0)
+			return r;
 		if (t->gone)
 			continue;
 		if (t->pending && (t->activity == QJ_TASK_IDLE || t->activity == QJ_TASK_STOPPED ||

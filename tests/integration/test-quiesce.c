@@ -6,6 +6,7 @@
  * jailed runs at the end, and restore undoes it all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cgroup.h"
@@ -294,12 +297,83 @@ static void test_short_grace_no_step_loop(void **state)
 	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
 }
 
+/*
+ * Leaves exactly one free file descriptor (RLIMIT_NOFILE at the highest open fd + 1,
+ * holes filled with /dev/null): enough for the step's listing of the jail, not for
+ * per-thread sampling.  Returns the filler fds (closed by fd_pressure_end()).
+ */
+static int fd_pressure_begin(int *fill, int max_fill, struct rlimit *old)
+{
+	struct rlimit rl;
+	int n = 0, top = 0, fd;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, old), 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	for (int i = 0; i < 4096; i++)
+		if (fcntl(i, F_GETFD) >= 0)
+			top = i;
+	rl = *old;
+	rl.rlim_cur = (rlim_t)top + 2; /* one fd above the highest: the spare */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < max_fill && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fill[n++] = fd;
+	assert_true(n < max_fill);
+	/* Free the highest one: one spare fd. */
+	close(fill[--n]);
+	return n;
+}
+
+static void fd_pressure_end(int *fill, int n, const struct rlimit *old)
+{
+	for (int i = 0; i < n; i++)
+		close(fill[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, old), 0);
+}
+
+/*
+ * Fail-closed sampling: when the daemon runs low on file descriptors, a busy
+ * multi-threaded task's threads cannot be read.  The step must fail with the error,
+ * not count the threads as idle and report a quiet jail.
+ */
+static void test_sampling_error_fails_step(void **state)
+{
+	struct itest *t = *state;
+	int fill[4096], n;
+	struct rlimit old;
+	uint64_t next;
+	pid_t spinner;
+	int r;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	qj_test_policy_add_app(t->p, "spin");
+	assert_int_equal(itest_start_engine(t), 0);
+	spinner = itest_spawn(t, "qj-spinner", "spin", NULL, 0);
+	assert_true(spinner > 0);
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
+	usleep((useconds_t)t->p->sample_window_usec + 50 * 1000);
+
+	n = fd_pressure_begin(fill, (int)ARRAY_SIZE(fill), &old);
+	r = qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next);
+	fd_pressure_end(fill, n, &old);
+	print_message("step under fd pressure: %d\n", r);
+	assert_int_equal(r, -EMFILE);
+	assert_int_equal(itest_state(spinner) == 'T', false); /* nothing done to it blindly */
+	/* With descriptors back, the same cycle goes on and stops the spinner. */
+	assert_int_equal(itest_steps(t, 30 * USEC_PER_SEC), 1);
+	assert_log(t, spinner, "sigstop:blocked");
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_quiesce_qos_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce_full_ladder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_grace_no_step_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampling_error_fails_step, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
