@@ -326,8 +326,12 @@ static int sweep_jail(struct qj_engine *e)
 		for (size_t i = 0; i < k; i++) {
 			struct qj_proc_stat st;
 
-			if (qj_proc_stat_read(pids[i], &st) == 0 && st.state == 'T' &&
-			    cont_if_same(pids[i], st.start_time) == 0)
+			if (qj_proc_stat_read(pids[i], &st) < 0)
+				continue;
+			/* A main thread that exited says Z: its other threads may be stopped. */
+			if (st.state == 'Z' && qj_proc_threads_state(pids[i], &st.state) < 0)
+				continue;
+			if (st.state == 'T' && cont_if_same(pids[i], st.start_time) == 0)
 				n++;
 		}
 		free(pids);
@@ -970,6 +974,18 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	if (st.start_time != t->start_time || st.state == 'X') {
 		mark_gone(e, t);
 		return 0;
+	}
+	if (st.state == 'Z') {
+		/*
+		 * The pidfd says the process lives: its main thread exited
+		 * (pthread_exit) and other threads run.  Judge it by them.
+		 */
+		r = qj_proc_threads_state(t->pid, &st.state);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the threads of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r < 0 || st.state == 'Z')
+			return 0; /* exiting: the pidfd will say so */
 	}
 	if (t->killed_by_us || t->stopped_by_us) {
 		r = qj_proc_status_read(t->pid, &ps);

@@ -58,6 +58,12 @@ bool qj_pidfd_exited(int pidfd);
  * the thread is gone or the tid reused.
  */
 int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns);
+/*
+ * The state of a process whose main thread exited (its stat says Z while
+ * other threads run), judged by its live threads: 'T' when all are stopped,
+ * 'R' when one is runnable, 'S' otherwise, 'Z' when none is left.
+ */
+int qj_proc_threads_state(pid_t pid, char *ret);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

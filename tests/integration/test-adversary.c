@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Adversaries in a real jail: programs that try, by accident or on purpose, to
+ * keep the system awake past the jail.  For each: the quiesce ends (the engine's
+ * "suspending") within the policy's bound, the jail's group then uses no CPU
+ * over half a second, a jailed sleeper and a trusted busy process outside the
+ * jail are not touched, and the restore leaves nothing stopped or frozen.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cgroup.h"
+#include "itest.h"
+#include "proc.h"
+#include "test-policy.h"
+#include "util.h"
+
+#define GRACE (300 * USEC_PER_MSEC)
+/* Generous: the machine is shared; the bound itself is checked by bench-evasion. */
+#define TIMEOUT (60 * USEC_PER_SEC)
+
+static int setup(void **state)
+{
+	*state = itest_new(GRACE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	itest_free(*state);
+	return 0;
+}
+
+static uint64_t group_usage_usec(struct itest *t, const char *app)
+{
+	char dir[512], *s = NULL, *u;
+	char path[600];
+	uint64_t v = 0;
+
+	snprintf(dir, sizeof(dir), "%s/%s", t->cg_path, app);
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	assert_int_equal(qj_read_file(path, &s), 0);
+	u = strstr(s, "usage_usec ");
+	assert_non_null(u);
+	v = strtoull(u + strlen("usage_usec "), NULL, 10);
+	free(s);
+	return v;
+}
+
+/* Every thread of every process of @app: none stopped, and the group not frozen. */
+static void assert_nothing_stopped(struct itest *t, const char *app)
+{
+	char dir[512];
+	pid_t *pids = NULL;
+	size_t n = 0;
+	char path[600];
+
+	snprintf(dir, sizeof(dir), "%s/%s", t->cg_path, app);
+	assert_int_equal(itest_read_ll(dir, "cgroup.freeze"), 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	assert_int_equal(qj_cgroup_read_pids(path, &pids, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		char st = 0;
+
+		/* A SIGCONT takes effect when the task next runs: give it a moment. */
+		for (int k = 0; k < 200; k++) {
+			if (qj_proc_threads_state(pids[i], &st) < 0 || st != 'T')
+				break;
+			usleep(10 * 1000);
+		}
+		if (st == 'T')
+			fail_msg("%d in %s still stopped after the restore", pids[i], app);
+	}
+	free(pids);
+}
+
+struct bystanders {
+	pid_t sleeper; /* jailed, blocks in read(2) */
+	pid_t trusted; /* busy, outside the jail */
+};
+
+static void bystanders_start(struct itest *t, struct bystanders *b)
+{
+	b->sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
+	b->trusted = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+	assert_true(b->sleeper > 0 && b->trusted > 0);
+}
+
+static void bystanders_check(struct itest *t, const struct bystanders *b)
+{
+	char got[256];
+	char s;
+
+	assert_true(itest_log_of(t, b->sleeper, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+	assert_true(itest_log_of(t, b->trusted, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+	s = itest_state(b->sleeper);
+	assert_true(s == 'S');
+	s = itest_state(b->trusted);
+	assert_true(s == 'R' || s == 'S');
+}
+
+/*
+ * Quiesces with the adversary in app "adv" and checks the containment promise.
+ * Returns the time the quiesce took.
+ */
+static uint64_t contain(struct itest *t, uint64_t cycle)
+{
+	uint64_t t0, took, u0, u1;
+	int r;
+
+	t0 = now_usec(CLOCK_MONOTONIC);
+	r = itest_quiesce(t, cycle, TIMEOUT);
+	took = now_usec(CLOCK_MONOTONIC) - t0;
+	print_message("quiesce: %d after %" PRIu64 " ms\n", r, took / 1000);
+	assert_int_equal(r, 1);
+	/* Judged again once every signal has taken effect: still all blocked. */
+	usleep(100 * 1000);
+	{
+		uint64_t next;
+
+		assert_int_equal(qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next), 1);
+	}
+	/* "Suspending": the jail runs nothing. */
+	u0 = group_usage_usec(t, "adv");
+	usleep(500 * 1000);
+	u1 = group_usage_usec(t, "adv");
+	print_message("adv group CPU over 500 ms while suspending: %" PRIu64 " us\n", u1 - u0);
+	assert_true(u1 - u0 <= 8000); /* two 4 ms ticks of slop */
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_nothing_stopped(t, "adv");
+	return took;
+}
+
+static void start(struct itest *t)
+{
+	qj_test_policy_add_app(t->p, "adv");
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+}
+
+/* pthread_exit() in main while two threads spin: stat says Z, the threads burn a CPU. */
+static void test_main_thread_exit(void **state)
+{
+	struct itest *t = *state;
+	struct bystanders b;
+	char got[256];
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, "qj-mainexit", "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(100 * 1000);
+	assert_int_equal(itest_state(adv), 'Z');
+	contain(t, 1);
+	bystanders_check(t, &b);
+	assert_true(itest_log_of(t, adv, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigstop:blocked");
+	/* Alive after the resume, its threads running again. */
+	assert_int_equal(itest_state(adv), 'Z');
+	{
+		char st;
+
+		assert_int_equal(qj_proc_threads_state(adv, &st), 0);
+		assert_true(st == 'R' || st == 'S');
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_main_thread_exit, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
