@@ -35,6 +35,29 @@
 #define STATE_FILE "jail-state.json"
 /* How soon to look again after a stop, kill or freeze: they take effect at once. */
 #define CONFIRM_USEC (10 * USEC_PER_MSEC)
+/* How long a process acted on in a cycle is followed after the restore. */
+#define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
+#define MAX_FOLLOW 1024
+
+/*
+ * A process acted on in a cycle, followed until it exits or FOLLOW_AFTER_USEC
+ * after the restore: a death the daemon caused (a SIGXCPU handler that
+ * re-raises it, a program that dies when continued) is logged with its
+ * signal, from the exit event.
+ */
+struct follow {
+	pid_t pid;
+	int pidfd;
+	uint64_t cycle;
+	uint64_t until_usec; /* USEC_INFINITY while its cycle runs */
+	char *app;
+	char comm[64];
+	char *exe;
+	uid_t uid;
+	const char *after; /* the last action taken on it */
+	int exit_code;
+	bool have_code;
+};
 
 struct slack {
 	pid_t tid;
@@ -105,6 +128,10 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+
+	struct follow *follows;
+	size_t n_follows;
+	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
 static uint64_t realtime_now(void)
@@ -331,6 +358,14 @@ static int sweep_jail(struct qj_engine *e)
 			/* A main thread that exited says Z: its other threads may be stopped. */
 			if (st.state == 'Z' && qj_proc_threads_state(pids[i], &st.state) < 0)
 				continue;
+			/* A SIGSTOP sent just before a crash may not have taken effect yet. */
+			if (st.state != 'T') {
+				struct qj_proc_status ps;
+
+				if (qj_proc_status_read(pids[i], &ps) == 0 &&
+				    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+					st.state = 'T';
+			}
 			if (st.state == 'T' && cont_if_same(pids[i], st.start_time) == 0)
 				n++;
 		}
@@ -448,11 +483,23 @@ static void tasks_clear(struct qj_engine *e)
 	e->n_tasks = 0;
 }
 
+static void follow_done(struct follow *f)
+{
+	if (f->pidfd >= 0)
+		(void)close(f->pidfd);
+	free(f->app);
+	free(f->exe);
+	*f = (struct follow){ .pidfd = -EBADF };
+}
+
 struct qj_engine *qj_engine_free(struct qj_engine *e)
 {
 	if (!e)
 		return NULL;
 	tasks_clear(e);
+	for (size_t i = 0; i < e->n_follows; i++)
+		follow_done(&e->follows[i]);
+	free(e->follows);
 	for (size_t i = 0; i < e->n_apps; i++)
 		free(e->apps[i].name);
 	free(e->apps);
@@ -579,10 +626,163 @@ static int classify(struct qj_engine *e, pid_t pid)
 	return 1;
 }
 
+/* --- following processes acted on ----------------------------------------- */
+
+static struct follow *find_follow(struct qj_engine *e, pid_t pid)
+{
+	for (size_t i = 0; i < e->n_follows; i++)
+		if (e->follows[i].pid == pid)
+			return &e->follows[i];
+	return NULL;
+}
+
+static void follow_remove(struct qj_engine *e, struct follow *f)
+{
+	follow_done(f);
+	*f = e->follows[--e->n_follows];
+	e->watch_dirty = true;
+}
+
+/* The exit-event filter names exactly the followed processes. */
+static void follow_sync(struct qj_engine *e)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	int r;
+
+	if (!e->watch_dirty || !e->pm)
+		return;
+	if (e->n_follows) {
+		pids = calloc(e->n_follows, sizeof(*pids));
+		if (!pids)
+			return; /* tried again at the next change */
+		for (size_t i = 0; i < e->n_follows; i++)
+			pids[i] = e->follows[i].pid;
+	}
+	r = qj_procmon_watch_exits(e->pm, pids, e->n_follows);
+	if (r < 0)
+		log_warning_errno(r, "Failed to update the exit-event filter, ignoring: %m");
+	else
+		e->watch_dirty = false;
+}
+
+static void follow_add(struct qj_engine *e, const struct task *t, const char *action)
+{
+	struct follow *f = find_follow(e, t->pid), *v;
+
+	if (f && f->pidfd >= 0 && !qj_pidfd_exited(f->pidfd)) {
+		f->after = action;
+		f->cycle = e->cycle;
+		f->until_usec = USEC_INFINITY;
+		return;
+	}
+	if (f)
+		follow_remove(e, f); /* a dead one's PID reused */
+	if (!e->pm || e->n_follows >= MAX_FOLLOW)
+		return; /* no exit events: nothing to follow with */
+	v = realloc(e->follows, (e->n_follows + 1) * sizeof(*v));
+	if (!v)
+		return;
+	e->follows = v;
+	f = &v[e->n_follows];
+	*f = (struct follow){ .pid = t->pid,
+			      .cycle = e->cycle,
+			      .until_usec = USEC_INFINITY,
+			      .uid = t->uid,
+			      .after = action };
+	memcpy(f->comm, t->comm, sizeof(f->comm));
+	f->pidfd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
+	f->app = strdup(t->app);
+	f->exe = t->exe ? strdup(t->exe) : NULL;
+	if (f->pidfd < 0 || !f->app) {
+		follow_done(f);
+		return;
+	}
+	e->n_follows++;
+	e->watch_dirty = true;
+}
+
+/* One record for a followed process's death: how it died (signal or status). */
+static void log_exit(struct qj_engine *e, const struct follow *f)
+{
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, f->app);
+	int sig = f->exit_code & 0x7f, status = (f->exit_code >> 8) & 0xff;
+	char reason[48];
+	json_t *o;
+	int r;
+
+	if (!f->have_code)
+		snprintf(reason, sizeof(reason), "unknown");
+	else if (sig)
+		snprintf(reason, sizeof(reason), "SIG%s", sigabbrev_np(sig) ?: "?");
+	else
+		snprintf(reason, sizeof(reason), "status %d", status);
+	log_notice("%d (%s) in %s %s (%s) after %s in cycle %" PRIu64, f->pid, f->comm,
+		   cg ? cg : f->app, sig ? "was killed" : "exited", reason, f->after, f->cycle);
+	if (!e->log)
+		return;
+	o = json_pack("{s:I,s:s,s:i,s:s,s:s?,s:i,s:s?,s:s,s:s,s:s,s:s,s:o}", "cycle",
+		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm", f->comm, "exe",
+		      f->exe, "uid", (int)f->uid, "cgroup", cg, "action", "exit", "reason", reason,
+		      "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
+		      f->have_code && sig ? json_string(reason) : json_null());
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
+/* Logs followed processes that are gone, drops those followed long enough. */
+static void follow_prune(struct qj_engine *e, uint64_t now)
+{
+	for (size_t i = 0; i < e->n_follows;) {
+		struct follow *f = &e->follows[i];
+
+		if (qj_pidfd_exited(f->pidfd))
+			log_exit(e, f);
+		else if (now < f->until_usec) {
+			i++;
+			continue;
+		}
+		follow_remove(e, f);
+	}
+	follow_sync(e);
+}
+
+static void on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
+{
+	struct follow *f = find_follow(e, ev->tgid);
+	struct qj_proc_stat st;
+	struct pollfd pfd;
+
+	if (!f)
+		return;
+	/* Threads of a group exit carry the group's code; the last one is the process's. */
+	f->exit_code = ev->exit_code;
+	f->have_code = true;
+	/*
+	 * The event leaves before the exit is complete.  When this was the last
+	 * thread the pidfd turns readable in a moment: wait that long, no longer.
+	 */
+	pfd = (struct pollfd){ .fd = f->pidfd, .events = POLLIN };
+	if (poll(&pfd, 1, 0) == 0 &&
+	    (qj_proc_stat_read(ev->tgid, &st) < 0 || st.num_threads <= 1 || st.state == 'Z'))
+		(void)poll(&pfd, 1, 200);
+	if (qj_pidfd_exited(f->pidfd)) {
+		log_exit(e, f);
+		follow_remove(e, f);
+	}
+}
+
 static int on_event(const struct qj_proc_event *ev, void *ud)
 {
 	struct qj_engine *e = ud;
 
+	if (ev->what == QJ_PROC_EXIT) {
+		on_exit_event(e, ev);
+		return 0;
+	}
 	if (ev->pid != ev->tgid) /* a thread exec'd: its process is what we place */
 		return 0;
 	return classify(e, ev->tgid);
@@ -627,8 +827,9 @@ int qj_engine_on_procmon(struct qj_engine *e)
 		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
 		/* Drain what is queued after the overrun before the full scan. */
 		(void)qj_procmon_dispatch(e->pm, on_event, e);
-		return resync(e);
+		r = resync(e);
 	}
+	follow_prune(e, now_usec(CLOCK_MONOTONIC));
 	return r;
 }
 
@@ -810,8 +1011,14 @@ static void mark_gone(struct qj_engine *e, struct task *t)
 	t->gone = true;
 	t->activity = QJ_TASK_GONE;
 	t->stopped_by_us = false;
-	if (t->killed_by_us)
+	if (t->killed_by_us) {
+		struct follow *f = find_follow(e, t->pid);
+
+		/* Killed by the rung that says so in its record: nothing more to follow. */
 		e->n_killed++;
+		if (f)
+			follow_remove(e, f);
+	}
 	if (t->pending)
 		log_action(e, t, gone_outcome(t));
 }
@@ -1125,6 +1332,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		return log_warning_errno(r, "Failed to apply %s to %d (%s), ignoring: %m",
 					 qj_ladder_action_name(action), t->pid, t->comm);
 	}
+	follow_add(e, t, qj_ladder_action_name(action));
 	cg = qj_cgroup_app_path(e->cg, t->app);
 	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
 		   qj_ladder_action_name(action), t->pid, t->comm, cg ? cg : t->app,
@@ -1148,6 +1356,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	follow_prune(e, now_usec);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		e->apps[i].struck = false;
 		e->apps[i].have_base = false;
@@ -1283,6 +1492,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
 	}
+	follow_sync(e);
 	if (changed || e->state_dirty) {
 		r = save_state(e);
 		if (r < 0)
@@ -1380,6 +1590,13 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			e->apps[i].struck = false;
 		}
 	write_summary(e, why, now, continued, thawed);
+	/* Follow what this cycle acted on a while longer: deaths the resume brings. */
+	for (size_t i = 0; i < e->n_follows; i++)
+		if (e->follows[i].until_usec == USEC_INFINITY)
+			e->follows[i].until_usec = now + FOLLOW_AFTER_USEC;
+	if (e->pm)
+		(void)qj_procmon_dispatch(e->pm, on_event, e);
+	follow_prune(e, now);
 	log_info("Cycle %" PRIu64 " restored (%s): %u actions, %u continued, %u thawed", e->cycle,
 		 why ? why : "restore", e->n_actions, continued, thawed);
 	tasks_clear(e);

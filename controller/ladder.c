@@ -18,10 +18,16 @@ static int last_rung(const struct qj_policy *p, const struct qj_app *a)
 	return last;
 }
 
-static bool rung_applies(const struct qj_policy *p, int i, bool catches_sigxcpu)
+static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int i,
+			 bool catches_sigxcpu)
 {
-	/* A notification nobody listens to is a wasted grace period. */
-	return p->rungs[i].action != QJ_ACTION_SIGXCPU || catches_sigxcpu;
+	/*
+	 * A notification nobody listens to is a wasted grace period.  And
+	 * catching SIGXCPU is not consent: it is the CPU-limit signal, and
+	 * programs (GNU make, Chromium) catch it to clean up and die.  Only an
+	 * app whose policy says it understands the notification gets it.
+	 */
+	return p->rungs[i].action != QJ_ACTION_SIGXCPU || (a && a->notify && catches_sigxcpu);
 }
 
 static int search_from(const struct qj_policy *p, const struct qj_app *a, int from,
@@ -30,7 +36,7 @@ static int search_from(const struct qj_policy *p, const struct qj_app *a, int fr
 	int last = last_rung(p, a);
 
 	for (int i = from < 0 ? 0 : from; i <= last; i++)
-		if (rung_applies(p, i, catches_sigxcpu))
+		if (rung_applies(p, a, i, catches_sigxcpu))
 			return i;
 	return -1;
 }

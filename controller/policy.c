@@ -1762,6 +1762,7 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 		{ .key = "match", .type = F_CUSTOM, .walk = walk_match },
 		{ .key = "trust", .type = F_CUSTOM, .walk = walk_trust },
 		{ .key = "exempt", .type = F_BOOL, .offset = offsetof(struct app_parse, a.exempt) },
+		{ .key = "notify", .type = F_BOOL, .offset = offsetof(struct app_parse, a.notify) },
 		{ .key = "start_rung", .type = F_CUSTOM, .walk = walk_start_rung },
 		{ .key = "max_rung", .type = F_CUSTOM, .walk = walk_max_rung },
 		{ .key = "holds", .type = F_CUSTOM, .walk = walk_holds },
@@ -2495,6 +2496,7 @@ static json_t *json_app(const struct qj_policy *p, const struct qj_app *a)
 	}
 	if (set_new(o, "trust", json_string(qj_trust_to_string(a->trust))) < 0 ||
 	    set_new(o, "exempt", json_boolean(a->exempt)) < 0 ||
+	    set_new(o, "notify", json_boolean(a->notify)) < 0 ||
 	    set_new(o, "start_rung", json_string(p->rungs[a->start_rung].name)) < 0 ||
 	    set_new(o, "max_rung", json_string(p->rungs[a->max_rung].name)) < 0)
 		goto fail;

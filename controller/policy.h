@@ -89,6 +89,7 @@ struct qj_app {
 	uid_t match_uid;
 	enum qj_trust trust;
 	bool exempt; /* jailed but never escalated against */
+	bool notify; /* consents to the notify rung (SIGXCPU): catching SIGXCPU is not consent */
 	int start_rung; /* index into the ladder; default 0 */
 	int max_rung; /* index into the ladder; default last rung */
 	unsigned hold_max; /* concurrent holds an app may own; 0 = none allowed */

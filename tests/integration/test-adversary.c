@@ -180,10 +180,61 @@ static void test_main_thread_exit(void **state)
 	}
 }
 
+/*
+ * The notify rung only with consent.  A program that catches SIGXCPU to clean up and
+ * die of it (GNU make does) is not notified when its policy does not say it
+ * understands the notification: it is stopped and lives on after the resume.
+ */
+static void test_notify_needs_consent(void **state)
+{
+	struct itest *t = *state;
+	char got[256];
+	pid_t mk;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	mk = itest_spawn(t, "qj-cleanup", "adv", NULL, 0);
+	assert_true(mk > 0);
+	contain(t, 1);
+	itest_pump_events(t, 500 * USEC_PER_MSEC);
+	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigstop:blocked");
+	assert_true(itest_state(mk) == 'R' || itest_state(mk) == 'S');
+}
+
+/*
+ * With consent it is notified; it keeps spinning while it "cleans up", is stopped,
+ * and dies of SIGXCPU after the resume: the kill log says so, with the signal.
+ */
+static void test_death_after_resume_logged(void **state)
+{
+	struct itest *t = *state;
+	char got[256];
+	pid_t mk;
+
+	ITEST_REQUIRE(t);
+	qj_test_policy_add_app(t->p, "adv")->notify = true;
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+	if (qj_engine_procmon_fd(t->e) < 0)
+		fail_msg("no process events (proc connector) here");
+	mk = itest_spawn(t, "qj-cleanup", "adv", NULL, 0);
+	assert_true(mk > 0);
+	contain(t, 1);
+	for (int i = 0; i < 50 && itest_state(mk) != 0 && itest_state(mk) != 'Z'; i++)
+		itest_pump_events(t, 100 * USEC_PER_MSEC);
+	itest_pump_events(t, 300 * USEC_PER_MSEC);
+	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigxcpu:ignored,sigstop:blocked,exit:killed");
+	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_main_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,9 +151,9 @@ static pid_t spawn_busy_until_stopped(struct harness *h, struct qj_conn *c)
 	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
 	assert_int_equal(qj_suspend(c), 0);
 	/* The busy task does not block: the SIGSTOP rung stops it (grace 1h: no further). */
-	for (int i = 0; i < 1000 && itest_state(pid) != 'T'; i++)
+	for (int i = 0; i < 1000 && !itest_stopped_or_stopping(pid); i++)
 		msleep(10);
-	if (itest_state(pid) != 'T') {
+	if (!itest_stopped_or_stopping(pid)) {
 		harness_dump_log(h);
 		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
 	}

@@ -89,7 +89,7 @@ static void test_quiesce_full_ladder(void **state)
 	 */
 	t->p->cpu_idle = false;
 	qj_test_policy_add_app(t->p, "busy");
-	qj_test_policy_add_app(t->p, "polite");
+	qj_test_policy_add_app(t->p, "polite")->notify = true; /* its policy consents */
 	qj_test_policy_add_app(t->p, "stubborn")->start_rung = 2; /* sigterm */
 	qj_test_policy_add_app(t->p, "resurrector");
 	qj_test_policy_add_app(t->p, "forker");
@@ -260,7 +260,7 @@ static void test_short_grace_no_step_loop(void **state)
 	qj_test_policy_set_ladder(t->p,
 				  (const enum qj_action[]){ QJ_ACTION_SIGXCPU, QJ_ACTION_SIGSTOP },
 				  2, 20 * USEC_PER_MSEC);
-	qj_test_policy_add_app(t->p, "polite");
+	qj_test_policy_add_app(t->p, "polite")->notify = true; /* its policy consents */
 	assert_int_equal(itest_start_engine(t), 0);
 	polite = itest_spawn(t, "qj-polite", "polite", NULL, 0);
 	assert_true(polite > 0);
@@ -348,6 +348,7 @@ static void test_sampling_error_fails_step(void **state)
 
 	ITEST_REQUIRE(t);
 	t->p->cpu_idle = false;
+	t->p->busy_threshold = 0.2; /* busy even on a loaded machine */
 	qj_test_policy_add_app(t->p, "spin");
 	assert_int_equal(itest_start_engine(t), 0);
 	spinner = itest_spawn(t, "qj-spinner", "spin", NULL, 0);

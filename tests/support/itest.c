@@ -285,6 +285,16 @@ char itest_state(pid_t pid)
 	return st.state;
 }
 
+bool itest_stopped_or_stopping(pid_t pid)
+{
+	struct qj_proc_status ps;
+
+	if (itest_state(pid) == 'T')
+		return true;
+	return qj_proc_status_read(pid, &ps) == 0 &&
+	       ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)));
+}
+
 int itest_steps(struct itest *t, uint64_t timeout_usec)
 {
 	uint64_t end = now_usec(CLOCK_MONOTONIC) + timeout_usec;
@@ -305,6 +315,26 @@ int itest_steps(struct itest *t, uint64_t timeout_usec)
 		ts.tv_nsec = (long)(next % USEC_PER_SEC * 1000);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+	}
+}
+
+void itest_pump_events(struct itest *t, uint64_t usec)
+{
+	uint64_t end = now_usec(CLOCK_MONOTONIC) + usec;
+	int fd = qj_engine_procmon_fd(t->e);
+
+	for (;;) {
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (now >= end)
+			return;
+		if (fd < 0) {
+			usleep((useconds_t)(end - now));
+			return;
+		}
+		if (poll(&pfd, 1, (int)((end - now + 999) / 1000)) > 0)
+			(void)qj_engine_on_procmon(t->e);
 	}
 }
 
