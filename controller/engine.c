@@ -14,6 +14,8 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -38,6 +40,8 @@
 /* How long a process acted on in a cycle is followed after the restore. */
 #define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
 #define MAX_FOLLOW 1024
+/* Pids a group action's kill-log record lists (its task count is exact). */
+#define GROUP_PIDS_MAX 32
 
 /*
  * A process acted on in a cycle, followed until it exits or FOLLOW_AFTER_USEC
@@ -82,6 +86,7 @@ struct task {
 	bool gone;
 	bool stopped_by_us;
 	bool killed_by_us;
+	bool by_group; /* acted on by a group rung: the app's record covers it */
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -104,6 +109,23 @@ struct app_state {
 	uint64_t t0_usec;
 	uint64_t base_usec;
 	bool busy;
+	bool judged; /* busy comes from a whole window begun after the app's last action */
+	uint64_t last_cpu_ms, last_window_ms;
+	/* Per step: what its tasks say. */
+	bool explained; /* a task of it is busy and on the per-task ladder */
+	unsigned new_tasks; /* tasks of it the last rescan found */
+	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
+	int g_rung; /* -1 none */
+	uint64_t g_applied_usec;
+	uint64_t g_applied_realtime_usec;
+	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
+	bool g_pending; /* its record waits for the outcome */
+	unsigned g_n; /* tasks the group action reached */
+	pid_t g_pids[GROUP_PIDS_MAX];
+	uint64_t g_cpu_ms, g_window_ms;
+	/* Why the quiesce waits for it, for status and explain ("" when it does not). */
+	char holding[96];
+	uint64_t holding_next_usec;
 };
 
 struct qj_engine {
@@ -789,6 +811,7 @@ static int on_event(const struct qj_proc_event *ev, void *ud)
 }
 
 static int rescan(struct qj_engine *e, uint64_t now);
+static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
 
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
@@ -1038,6 +1061,14 @@ static int untrackable(int r, pid_t pid, const char *app)
 	return r;
 }
 
+static void app_new_task(struct qj_engine *e, const char *app)
+{
+	struct app_state *a = app_state(e, app);
+
+	if (a)
+		a->new_tasks++;
+}
+
 static int rescan(struct qj_engine *e, uint64_t now)
 {
 	char **apps = NULL;
@@ -1074,6 +1105,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				if (r == 0) {
 					task_done(t);
 					*t = fresh;
+					app_new_task(e, *a);
 				} else if (r != -ENOMEM) {
 					r = untrackable(r, pids[i], *a); /* logs each one */
 					untracked = untracked ?: r;
@@ -1088,9 +1120,10 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			}
 			added = na;
 			r = add_task(e, *a, pids[i], now, &added[n_added]);
-			if (r == 0)
+			if (r == 0) {
 				n_added++;
-			else if (r != -ENOMEM) {
+				app_new_task(e, *a);
+			} else if (r != -ENOMEM) {
 				r = untrackable(r, pids[i], *a); /* logs each one */
 				untracked = untracked ?: r;
 				r = 0;
@@ -1333,6 +1366,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 					 qj_ladder_action_name(action), t->pid, t->comm);
 	}
 	follow_add(e, t, qj_ladder_action_name(action));
+	group_restart(e, a, now); /* the app's demand is judged afresh after an action */
 	cg = qj_cgroup_app_path(e->cg, t->app);
 	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
 		   qj_ladder_action_name(action), t->pid, t->comm, cg ? cg : t->app,
@@ -1343,7 +1377,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	return 1;
 }
 
-static void sample_groups(struct qj_engine *e, uint64_t now);
+static int sample_groups(struct qj_engine *e, uint64_t now);
 
 int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
@@ -1358,11 +1392,20 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
 	follow_prune(e, now_usec);
 	for (size_t i = 0; i < e->n_apps; i++) {
-		e->apps[i].struck = false;
-		e->apps[i].have_base = false;
-		e->apps[i].busy = false;
+		struct app_state *a = &e->apps[i];
+
+		a->struck = false;
+		a->have_base = a->busy = a->judged = false;
+		a->g_rung = -1;
+		a->g_sweeping = a->g_pending = false;
+		a->g_n = 0;
+		a->holding[0] = 0;
 	}
-	sample_groups(e, now_usec);
+	r = sample_groups(e, now_usec);
+	if (r < 0) {
+		e->quiescing = false;
+		return r;
+	}
 	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
 		e->jail_usage_begin = 0;
 	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
@@ -1399,24 +1442,265 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
 	return 0;
 }
 
-/* Per app group: did the group as a whole want more than busy_threshold of a CPU? */
-static void sample_groups(struct qj_engine *e, uint64_t now)
+/* Starts @a's next group window now: what came before an action says nothing after it. */
+static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
+{
+	uint64_t v;
+
+	a->judged = false;
+	a->busy = false;
+	a->have_base = group_demand(e, a->name, &v) == 0;
+	a->t0_usec = now;
+	a->base_usec = a->have_base ? v : 0;
+}
+
+/*
+ * Per app group: did the group as a whole want more than busy_threshold of a
+ * CPU over the window, whatever the lifetime of its tasks?  Fails closed: a
+ * group whose counters cannot be read fails the step.
+ */
+static int sample_groups(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		uint64_t v;
+		int r;
 
-		if (group_demand(e, a->name, &v) < 0)
+		if (!jailed_app(e, a->name))
 			continue;
+		r = group_demand(e, a->name, &v);
+		if (r == -ENOENT)
+			continue; /* no such group (yet) */
+		if (r < 0)
+			return log_warning_errno(r, "Failed to read the CPU use of app %s: %m",
+						 a->name);
 		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
 			continue;
-		if (a->have_base)
-			a->busy = qj_sample_is_busy((v - a->base_usec) * NSEC_PER_USEC,
-						    now - a->t0_usec, e->p->busy_threshold);
+		if (a->have_base) {
+			uint64_t used = v > a->base_usec ? v - a->base_usec : 0;
+
+			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
+						    e->p->busy_threshold);
+			a->judged = true;
+			a->last_cpu_ms = used / 1000;
+			a->last_window_ms = (now - a->t0_usec) / 1000;
+			if (a->busy)
+				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64 " ms", a->name,
+					  a->last_cpu_ms, a->last_window_ms);
+		}
 		a->have_base = true;
 		a->t0_usec = now;
 		a->base_usec = v;
 	}
+	return 0;
+}
+
+/* One kill-log record per group action, written once its outcome is known. */
+static void log_group(struct qj_engine *e, struct app_state *a, const char *outcome)
+{
+	const struct qj_rung *rung = &e->p->rungs[a->g_rung];
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
+	char reason[96];
+	json_t *o, *pids;
+	int r;
+
+	a->g_pending = false;
+	log_info("Group %s of app %s: %s (%u tasks)", qj_ladder_action_name(rung->action), a->name,
+		 outcome, a->g_n);
+	if (!e->log)
+		return;
+	snprintf(reason, sizeof(reason), "app busy, its tasks handled or too short-lived");
+	pids = json_array();
+	for (unsigned i = 0; pids && i < a->g_n && i < GROUP_PIDS_MAX; i++)
+		(void)json_array_append_new(pids, json_integer(a->g_pids[i]));
+	o = json_pack("{s:I,s:I,s:s,s:s?,s:s,s:s,s:i,s:s,s:s,s:i,s:o,s:I,s:I,s:s,s:i}", "ts",
+		      (json_int_t)a->g_applied_realtime_usec, "cycle", (json_int_t)e->cycle, "app",
+		      a->name, "cgroup", cg, "scope", "group", "action",
+		      qj_ladder_action_name(rung->action), "rung", a->g_rung, "rung_name",
+		      rung->name, "reason", reason, "tasks", (int)a->g_n, "pids",
+		      pids ? pids : json_null(), "cpu_ms", (json_int_t)a->g_cpu_ms, "window_ms",
+		      (json_int_t)a->g_window_ms, "outcome", outcome, "strikes",
+		      (int)(a->strikes + a->struck));
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
+static void group_note(struct app_state *a, pid_t pid)
+{
+	if (a->g_n < GROUP_PIDS_MAX)
+		a->g_pids[a->g_n] = pid;
+	a->g_n++;
+}
+
+/*
+ * Sends the group's current rung (stop, or term) to every task of @a not yet
+ * reached.  Returns how many it reached, or a negative errno.
+ */
+static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
+{
+	enum qj_action action = e->p->rungs[a->g_rung].action;
+	int n = 0;
+
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		int r;
+
+		if (t->gone || strcmp(t->app, a->name) != 0)
+			continue;
+		if (action == QJ_ACTION_SIGSTOP) {
+			if (t->stopped_by_us || t->activity == QJ_TASK_STOPPED)
+				continue;
+			r = send_signal(t, SIGSTOP);
+			if (r == 0) {
+				t->stopped_by_us = true;
+				e->n_stopped_cycle++;
+			}
+		} else {
+			if (t->killed_by_us)
+				continue;
+			r = send_signal(t, SIGTERM);
+			if (r == 0)
+				(void)send_signal(t, SIGCONT);
+			t->stopped_by_us = false;
+			t->killed_by_us = r == 0;
+		}
+		if (r == -ESRCH) {
+			mark_gone(e, t);
+			continue;
+		}
+		if (r < 0)
+			return log_warning_errno(r, "Failed to send %s to %d (%s) in app %s: %m",
+						 qj_ladder_action_name(action), t->pid, t->comm,
+						 a->name);
+		if (t->pending)
+			log_action(e, t, "ignored"); /* its own rung did not block it */
+		t->by_group = true;
+		t->rung = a->g_rung;
+		t->applied_usec = now;
+		t->activity = QJ_TASK_UNKNOWN;
+		follow_add(e, t, qj_ladder_action_name(action));
+		group_note(a, t->pid);
+		n++;
+	}
+	return n;
+}
+
+/* Applies group rung @rung to app @a: stop/term sweeps, cgroup.freeze, cgroup.kill. */
+static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint64_t now)
+{
+	enum qj_action action = e->p->rungs[rung].action;
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
+	int r = 0;
+
+	if (a->g_pending)
+		log_group(e, a, "ignored");
+	a->g_rung = rung;
+	a->g_applied_usec = now;
+	a->g_applied_realtime_usec = realtime_now();
+	a->g_n = 0;
+	a->g_cpu_ms = a->last_cpu_ms;
+	a->g_window_ms = a->last_window_ms;
+	a->g_pending = true;
+	a->g_sweeping = false;
+	a->struck = true;
+	e->n_actions++;
+	switch (action) {
+	case QJ_ACTION_SIGSTOP:
+	case QJ_ACTION_SIGTERM:
+		a->g_sweeping = true;
+		r = group_sweep(e, a, now);
+		break;
+	case QJ_ACTION_FREEZE:
+		/* Atomic against fork: children of a frozen task start frozen. */
+		r = qj_cgroup_freeze(e->cg, a->name, true);
+		if (r == 0)
+			a->frozen_by_us = true;
+		break;
+	case QJ_ACTION_SIGKILL:
+		/* cgroup.kill: every task, and none can fork away meanwhile. */
+		r = qj_cgroup_kill(e->cg, a->name);
+		for (size_t i = 0; r == 0 && i < e->n_tasks; i++) {
+			struct task *t = &e->tasks[i];
+
+			if (t->gone || strcmp(t->app, a->name) != 0)
+				continue;
+			if (t->pending)
+				log_action(e, t, "ignored");
+			t->killed_by_us = true;
+			t->stopped_by_us = false;
+			t->by_group = true;
+			group_note(a, t->pid);
+		}
+		break;
+	default:
+		r = -EINVAL; /* the notify rung never applies to a group */
+	}
+	if (r < 0) {
+		a->g_pending = false;
+		return log_warning_errno(r, "Failed to apply group %s to app %s: %m",
+					 qj_ladder_action_name(action), a->name);
+	}
+	log_notice("Applied %s to app %s (%s), %d tasks: app busy, %" PRIu64 " ms of %" PRIu64
+		   " ms, its tasks handled or too short-lived",
+		   qj_ladder_action_name(action), a->name, cg ? cg : a->name, (int)a->g_n,
+		   a->g_cpu_ms, a->g_window_ms);
+	group_restart(e, a, now);
+	return 1;
+}
+
+/* Does @t of @a let the system suspend?  Unmeasured tasks count when their app is quiet. */
+static bool task_blocked(const struct task *t, const struct app_state *a)
+{
+	if (qj_task_activity_is_blocked(t->activity))
+		return true;
+	return t->activity == QJ_TASK_UNKNOWN && t->rung < 0 && a && a->judged && !a->busy &&
+	       !a->g_sweeping;
+}
+
+static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->holding[0])
+		return; /* the first reason found this step */
+	va_start(ap, fmt);
+	vsnprintf(a->holding, sizeof(a->holding), fmt, ap);
+	va_end(ap);
+	a->holding_next_usec = next;
+}
+
+/* The quiesce ran past its bound: one record per app holding it up, then the step fails. */
+static int quiesce_timeout(struct qj_engine *e, uint64_t now)
+{
+	uint64_t bound = qj_policy_quiesce_bound_usec(e->p);
+
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		json_t *o;
+
+		if (!a->holding[0])
+			continue;
+		log_warning("Quiesce of cycle %" PRIu64 " past its bound of %" PRIu64
+			    " ms: app %s still %s",
+			    e->cycle, bound / 1000, a->name, a->holding);
+		if (!e->log)
+			continue;
+		o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I}", "cycle", (json_int_t)e->cycle, "app",
+			      a->name, "action", "quiesce-timeout", "reason", a->holding, "outcome",
+			      "failed", "bound_ms", (json_int_t)(bound / 1000), "window_ms",
+			      (json_int_t)((now - e->begin_usec) / 1000));
+		if (o && qj_killlog_append_json(e->log, o) < 0)
+			log_warning("Failed to write the kill log, ignoring");
+		json_decref(o);
+	}
+	return -ETIMEDOUT;
 }
 
 int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
@@ -1427,10 +1711,19 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 
 	if (!e->quiescing)
 		return -ESTALE;
+	if (now_usec > e->begin_usec + qj_policy_quiesce_bound_usec(e->p))
+		return quiesce_timeout(e, now_usec);
+	for (size_t i = 0; i < e->n_apps; i++) {
+		e->apps[i].explained = false;
+		e->apps[i].new_tasks = 0;
+		e->apps[i].holding[0] = 0;
+	}
 	r = rescan(e, now_usec);
 	if (r < 0)
 		return r;
-	sample_groups(e, now_usec);
+	r = sample_groups(e, now_usec);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 		const struct qj_app *app = qj_policy_find_app(e->p, t->app);
@@ -1483,14 +1776,111 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		}
 		if (d.verdict == QJ_LADDER_EXEMPT)
 			continue;
-		if (!qj_task_activity_is_blocked(t->activity) || d.verdict == QJ_LADDER_APPLY)
+		/*
+		 * A visible busy task on the per-task ladder explains its app's
+		 * demand; so does one acted on and not measured since (starved
+		 * at the idle class), for a grace and two windows.
+		 */
+		if (t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED ||
+		    d.verdict == QJ_LADDER_APPLY ||
+		    (t->activity == QJ_TASK_UNKNOWN && t->rung >= 0 &&
+		     now_usec < t->applied_usec + e->p->rungs[t->rung].grace_usec +
+					2 * e->p->sample_window_usec))
+			as->explained = true;
+		if (!task_blocked(t, as) || d.verdict == QJ_LADDER_APPLY) {
 			all_blocked = false;
+			if (d.verdict == QJ_LADDER_APPLY)
+				hold_up(as, d.next_usec, "%s sent to %d (%s)",
+					e->p->rungs[t->rung].name, t->pid, t->comm);
+			else if (d.verdict == QJ_LADDER_EXHAUSTED)
+				hold_up(as, USEC_INFINITY, "busy after its last rung: %d (%s)",
+					t->pid, t->comm);
+			else if (t->activity == QJ_TASK_UNKNOWN)
+				hold_up(as, d.next_usec, "measuring %d (%s)", t->pid, t->comm);
+			else
+				hold_up(as, d.next_usec, "%s %d (%s), next rung after grace",
+					qj_task_activity_to_string(t->activity), t->pid, t->comm);
+		}
 		if (d.next_usec < next)
 			next = d.next_usec;
 		/* Keep measuring whatever is not stopped or frozen. */
 		if (t->activity != QJ_TASK_STOPPED && t->activity != QJ_TASK_FROZEN &&
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
+	}
+
+	/* App-level demand: the group ladder for apps whose tasks cannot explain it. */
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		const struct qj_app *app = jailed_app(e, a->name);
+		struct qj_ladder_task lt;
+		struct qj_ladder_decision d;
+
+		if (!app || app->exempt)
+			continue;
+		if (a->g_sweeping) {
+			r = group_sweep(e, a, now_usec);
+			if (r < 0)
+				return r;
+			if (r > 0 || a->new_tasks > 0) {
+				/* Not stable yet: list cgroup.procs again in a moment. */
+				changed = true;
+				all_blocked = false;
+				hold_up(a, now_usec + CONFIRM_USEC,
+					"group %s sweep: %u tasks so far",
+					e->p->rungs[a->g_rung].name, a->g_n);
+				if (now_usec + CONFIRM_USEC < next)
+					next = now_usec + CONFIRM_USEC;
+				continue;
+			}
+			/* cgroup.procs stable, every task reached: judge it from here. */
+			a->g_sweeping = false;
+			group_restart(e, a, now_usec);
+		}
+		if (a->have_base && a->t0_usec + e->p->sample_window_usec < next &&
+		    (a->g_pending || !all_blocked))
+			next = a->t0_usec + e->p->sample_window_usec;
+		if (!a->judged)
+			continue;
+		if (!a->busy) {
+			if (a->g_pending)
+				log_group(e, a,
+					  e->p->rungs[a->g_rung].action == QJ_ACTION_SIGTERM ||
+							  e->p->rungs[a->g_rung].action ==
+								  QJ_ACTION_SIGKILL ?
+						  "killed" :
+						  "blocked");
+			continue;
+		}
+		if (a->explained)
+			continue;
+		lt = (struct qj_ladder_task){ .rung = a->g_rung,
+					      .applied_usec = a->g_applied_usec,
+					      .activity = QJ_TASK_BUSY,
+					      .catches_sigxcpu = false,
+					      .strikes = a->strikes };
+		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
+		if (r < 0)
+			return r;
+		all_blocked = false;
+		if (d.verdict == QJ_LADDER_APPLY) {
+			r = group_apply(e, a, d.rung, now_usec);
+			if (r == -ENOMEM)
+				return r;
+			changed = true;
+			d.next_usec = now_usec + CONFIRM_USEC;
+			hold_up(a, d.next_usec,
+				"group %s: app busy, %" PRIu64 " ms of %" PRIu64 " ms",
+				e->p->rungs[d.rung].name, a->last_cpu_ms, a->last_window_ms);
+		} else if (d.verdict == QJ_LADDER_WAIT) {
+			hold_up(a, d.next_usec, "app busy, next group rung after grace");
+		} else {
+			if (a->g_pending)
+				log_group(e, a, "ignored");
+			hold_up(a, USEC_INFINITY, "app busy after its last group rung");
+		}
+		if (d.next_usec < next)
+			next = d.next_usec;
 	}
 	follow_sync(e);
 	if (changed || e->state_dirty) {
@@ -1504,6 +1894,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		*ret_next_usec = USEC_INFINITY;
 		return 1;
 	}
+	/* Never past the bound without a look: that step ends the quiesce. */
+	if (next > e->begin_usec + qj_policy_quiesce_bound_usec(e->p))
+		next = e->begin_usec + qj_policy_quiesce_bound_usec(e->p) + 1;
 	if (next <= now_usec)
 		next = now_usec + 1;
 	*ret_next_usec = next;
@@ -1581,6 +1974,12 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			log_action(e, t, t->gone ? gone_outcome(t) : "restored");
 		slack_restore(e, t);
 	}
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].g_pending)
+			log_group(e, &e->apps[i],
+				  e->p->rungs[e->apps[i].g_rung].action == QJ_ACTION_SIGKILL ?
+					  "killed" :
+					  "restored");
 	r = qj_cgroup_set_idle(e->cg, false);
 	if (r < 0 && ret == 0)
 		ret = log_warning_errno(r, "Failed to restore the jail's CPU class: %m");
@@ -1629,9 +2028,20 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 		c.busy += t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED;
 		c.stopped += t->stopped_by_us;
 	}
-	for (size_t i = 0; i < e->n_apps; i++)
-		c.frozen += e->apps[i].frozen_by_us;
+	for (size_t i = 0; i < e->n_apps; i++) {
+		const struct app_state *a = &e->apps[i];
+
+		c.frozen += a->frozen_by_us;
+		if (e->quiescing && a->holding[0] && !c.holding_app[0]) {
+			snprintf(c.holding_app, sizeof(c.holding_app), "%s", a->name);
+			snprintf(c.holding, sizeof(c.holding), "%s", a->holding);
+			c.holding_next_usec = a->holding_next_usec;
+		}
+	}
 	c.killed = e->n_killed;
+	c.bound_usec = qj_policy_quiesce_bound_usec(e->p);
+	if (e->quiescing)
+		c.quiesce_usec = now_usec(CLOCK_MONOTONIC) - e->begin_usec;
 	*ret = c;
 	return 0;
 }
@@ -1680,6 +2090,8 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		if (as) {
 			x.strikes = as->strikes;
 			x.frozen = as->frozen_by_us;
+			if (e->quiescing)
+				snprintf(x.holding, sizeof(x.holding), "%s", as->holding);
 		}
 	}
 	if (a && a->trust == QJ_TRUST_JAILED && !a->exempt)

@@ -213,6 +213,7 @@ static void test_death_after_resume_logged(void **state)
 	pid_t mk;
 
 	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false; /* measured, not starved, on a loaded machine */
 	qj_test_policy_add_app(t->p, "adv")->notify = true;
 	qj_test_policy_add_app(t->p, "sleeper");
 	assert_int_equal(itest_start_engine(t), 0);
@@ -229,10 +230,44 @@ static void test_death_after_resume_logged(void **state)
 	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
 }
 
+/* Group records of app "adv" for @action, and the task count of the last one. */
+static int group_records(struct itest *t, const char *action)
+{
+	return itest_log_count_app(t, "adv", action);
+}
+
+/* Work hopping to a fresh process every 20-100 ms: only the app's group sees it. */
+static void test_hop_process(void **state)
+{
+	struct itest *t = *state;
+	struct bystanders b;
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, "qj-hopper", "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(200 * 1000);
+	contain(t, 1);
+	bystanders_check(t, &b);
+	/* One group record says what was done to the app as a whole. */
+	assert_true(group_records(t, "sigstop") >= 1);
+	/* It goes on hopping after the resume. */
+	{
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(300 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		assert_true(u1 - u0 > 50 * 1000);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_main_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
 	};

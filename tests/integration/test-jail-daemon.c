@@ -50,6 +50,28 @@ static const char policy_jail[] = "version: 1\n"
 				  "    match: { exe: \"/nonexistent/peer\" }\n"
 				  "    holds: { max: 2 }\n";
 
+/* A ladder of one notify rung, and an app that did not consent to it: nothing applies. */
+static const char policy_stuck[] = "version: 1\n"
+				   "suspend:\n"
+				   "  backend: dry-run\n"
+				   "  idle_delay: 1h\n"
+				   "jail:\n"
+				   "  cgroup: @CG@\n"
+				   "  cpu_cgroup: @CPU@\n"
+				   "  busy_threshold: 20%\n"
+				   "  sample_window: 300ms\n"
+				   "escalation:\n"
+				   "  ladder:\n"
+				   "    - { action: SIGXCPU, grace: 1h }\n"
+				   "apps:\n"
+				   "  - name: stuck\n"
+				   "    match: { exe: \"/nonexistent/stuck\" }\n";
+
+static int setup_stuck(void **state)
+{
+	return harness_setup(state, policy_stuck);
+}
+
 static int setup(void **state)
 {
 	return harness_setup(state, policy_jail);
@@ -251,6 +273,76 @@ static void test_spawned_task_gets_v1_cpu_group(void **state)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	qj_close(c);
+}
+
+/*
+ * While a quiesce waits, status and explain name the app that holds it up and what
+ * is about to happen: a busy task whose app allows no rung of the ladder.
+ */
+static void test_status_names_app_holding_quiesce(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL, *holder = NULL;
+	char exe[512], cmd[1024], out[4096];
+	char *argv[] = { exe, NULL };
+	const char *app = NULL;
+	json_t *j = NULL, *jail;
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	app_path("busy", exe, sizeof(exe));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "stuck", argv, &pid, NULL), 0);
+	msleep(100);
+	assert_int_equal(qj_suspend(c), 0);
+	msleep(700); /* past the first sample windows: measured busy, no rung applies */
+	for (int i = 0; i < 500; i++) {
+		json_decref(j);
+		j = harness_status(h);
+		jail = json_object_get(j, "jail");
+		app = json_string_value(json_object_get(jail, "holding_app"));
+		if (app)
+			break;
+		msleep(20);
+	}
+	if (!app) {
+		harness_dump_log(h);
+		fail_msg("status never named the app holding the quiesce up");
+	}
+	assert_string_equal(app, "stuck");
+	assert_non_null(json_string_value(json_object_get(jail, "holding")));
+	assert_true(json_integer_value(json_object_get(jail, "bound_ms")) > 0);
+	json_decref(j);
+
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s status",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	pclose(f);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "waiting for app stuck"));
+	assert_non_null(strstr(out, "busy after its last rung"));
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s explain %d",
+		 getenv("QJ_BUILD_DIR"), h->socket, pid);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	pclose(f);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "holds the quiesce up"));
+
+	assert_int_equal(qj_open(h->socket, &holder), 0);
+	assert_int_equal(qj_hold(holder, "user", "done", 0, 0), 0);
+	assert_true(harness_wait_state(h, "awake", 5000));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(holder);
 	qj_close(c);
 }
 
@@ -465,6 +557,8 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 	assert_true(harness_wait_state(h, "suspending", 5000));
 	assert_int_equal(write(go[1], "n", 1), 1);
 	assert_int_equal(read(report[0], &r, sizeof(r)), sizeof(r));
+	if (r != -EAGAIN)
+		harness_dump_log(h);
 	assert_int_equal(r, -EAGAIN);
 	/* ...and its blocking hold waits: it does not keep the system awake. */
 	assert_int_equal(write(go[1], "b", 1), 1);
@@ -567,6 +661,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_spawned_task_gets_v1_cpu_group, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_status_names_app_holding_quiesce, setup_stuck,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
 						harness_teardown),

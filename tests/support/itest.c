@@ -422,7 +422,10 @@ static int count_cb(json_t *rec, void *ud)
 
 	if (!a)
 		return 0;
-	if (w->action ? strcmp(a, w->action) == 0 : strcmp(a, "summary") != 0)
+	/* NULL: actions, not summaries nor what followed them (exit, quiesce-timeout). */
+	if (w->action ? strcmp(a, w->action) == 0 :
+			strcmp(a, "summary") != 0 && strcmp(a, "exit") != 0 &&
+				strcmp(a, "quiesce-timeout") != 0)
 		w->count++;
 	return 0;
 }

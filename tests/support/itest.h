@@ -75,7 +75,7 @@ int itest_steps(struct itest *t, uint64_t timeout_usec);
 void itest_pump_events(struct itest *t, uint64_t usec);
 /* Actions/outcomes of @pid's kill log records (in order) as "sigstop:blocked,...". */
 int itest_log_of(struct itest *t, pid_t pid, char *buf, size_t size);
-/* Number of records with action @action (NULL: all non-summary records). */
+/* Number of records with action @action (NULL: actions: not summary, exit, quiesce-timeout). */
 int itest_log_count(struct itest *t, const char *action);
 /* Records of app @app with action @action (NULL: any action but summaries). */
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
