@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -263,11 +264,171 @@ static void test_hop_process(void **state)
 	}
 }
 
+/* Kill-log records of app "adv" with outcome @outcome. */
+static int count_outcome(struct itest *t, const char *outcome)
+{
+	FILE *f = fopen(t->log_path, "re");
+	char *buf = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	assert_non_null(f);
+	while (getline(&buf, &cap, f) > 0) {
+		json_t *rec = json_loads(buf, 0, NULL);
+		const char *app = json_string_value(json_object_get(rec, "app"));
+		const char *o = json_string_value(json_object_get(rec, "outcome"));
+
+		if (app && o && strcmp(app, "adv") == 0 && strcmp(o, outcome) == 0)
+			n++;
+		json_decref(rec);
+	}
+	free(buf);
+	fclose(f);
+	return n;
+}
+
+/* Runs one adversary in app "adv" with the bystanders and checks the containment. */
+static void adversary(struct itest *t, const char *bin, bool alive_after)
+{
+	struct bystanders b;
+	pid_t adv;
+
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, bin, "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(300 * 1000);
+	contain(t, 1);
+	itest_pump_events(t, 200 * USEC_PER_MSEC);
+	bystanders_check(t, &b);
+	/* Nothing was killed: stopped, then continued by the resume. */
+	assert_int_equal(count_outcome(t, "killed"), 0);
+	if (alive_after) {
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(300 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		print_message("adv group CPU over 300 ms after the resume: %" PRIu64 " us\n",
+			      u1 - u0);
+		assert_true(u1 - u0 > 30 * 1000);
+	}
+}
+
+static void test_hop_thread(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-hopthread", true);
+}
+
+static void test_daemonizer(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-daemonize", true);
+}
+
+static void test_duty_cycler(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-dutycycle", true);
+	assert_true(itest_log_count_app(*state, "adv", "sigstop") >= 1);
+}
+
+static void test_short_spinners(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-spinners", true);
+}
+
+/* A `make -j2` build loop: stopped and continued, never killed (no SIGXCPU without consent). */
+static void test_make_loop(void **state)
+{
+	struct itest *t = *state;
+	char mk[256], cmd[512];
+	FILE *f;
+
+	ITEST_REQUIRE(t);
+	snprintf(mk, sizeof(mk), "%s/Makefile", t->tmpdir);
+	f = fopen(mk, "we");
+	assert_non_null(f);
+	fprintf(f, "all: a b c d\n"
+		   "a b c d:\n"
+		   "\t@awk 'BEGIN { for (i = 0; i < 3000000; i++) x += i }'\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && while :; do make -s -j2 -B all >/dev/null 2>&1 || exit 3; done",
+		 t->tmpdir);
+	setenv("QJ_RUN_CMD", cmd, 1);
+	adversary(t, "qj-run", true);
+}
+
+/* A shell pipeline of busy programs. */
+static void test_shell_pipeline(void **state)
+{
+	ITEST_REQUIRE(*state);
+	setenv("QJ_RUN_CMD", "cat /dev/zero | gzip -1 | md5sum >/dev/null", 1);
+	adversary(*state, "qj-run", true);
+}
+
+/*
+ * A busy app no rung may touch (a ladder of one notify rung, and no consent): the
+ * quiesce ends at its bound in a failure the kill log explains.
+ */
+static void test_bound_ends_in_logged_failure(void **state)
+{
+	struct itest *t = *state;
+	uint64_t t0, took, bound;
+	pid_t adv;
+	int r;
+
+	ITEST_REQUIRE(t);
+	qj_test_policy_set_ladder(t->p, (const enum qj_action[]){ QJ_ACTION_SIGXCPU }, 1, GRACE);
+	start(t);
+	adv = itest_spawn(t, "qj-busy", "adv", NULL, 0);
+	assert_true(adv > 0);
+	bound = qj_policy_quiesce_bound_usec(t->p);
+	t0 = now_usec(CLOCK_MONOTONIC);
+	r = itest_quiesce(t, 1, 10 * bound);
+	took = now_usec(CLOCK_MONOTONIC) - t0;
+	print_message("quiesce: %d after %" PRIu64 " ms, bound %" PRIu64 " ms\n", r, took / 1000,
+		      bound / 1000);
+	assert_int_equal(r, -ETIMEDOUT);
+	assert_true(took >= bound && took < bound + 2 * USEC_PER_SEC);
+	assert_int_equal(itest_log_count_app(t, "adv", "quiesce-timeout"), 1);
+	assert_int_equal(qj_engine_restore(t->e, "failed"), 0);
+}
+
+/* kill -9 of the daemon after a group stop: the next instance continues every task. */
+static void test_group_stop_undone_by_restart(void **state)
+{
+	struct itest *t = *state;
+	struct qj_engine_counts c;
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	adv = itest_spawn(t, "qj-hopper", "adv", NULL, 0);
+	assert_true(adv > 0);
+	assert_int_equal(itest_quiesce(t, 1, TIMEOUT), 1);
+	assert_int_equal(qj_engine_counts(t->e, &c), 0);
+	assert_true(c.stopped >= 1);
+	t->e = qj_engine_free(t->e); /* kill -9: nothing undone */
+	assert_int_equal(itest_start_engine(t), 0);
+	assert_nothing_stopped(t, "adv");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_main_thread_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hop_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemonizer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duty_cycler, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_spinners, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_make_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shell_pipeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_ends_in_logged_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_stop_undone_by_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
 	};
