@@ -110,10 +110,12 @@ struct app_state {
 	uint64_t base_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
+	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
 	uint64_t last_cpu_ms, last_window_ms;
 	/* Per step: what its tasks say. */
 	bool explained; /* a task of it is busy and on the per-task ladder */
 	unsigned new_tasks; /* tasks of it the last rescan found */
+	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
 	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
 	int g_rung; /* -1 none */
 	uint64_t g_applied_usec;
@@ -1395,7 +1397,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 		struct app_state *a = &e->apps[i];
 
 		a->struck = false;
-		a->have_base = a->busy = a->judged = false;
+		a->have_base = a->busy = a->judged = a->suspect = false;
 		a->g_rung = -1;
 		a->g_sweeping = a->g_pending = false;
 		a->g_n = 0;
@@ -1482,6 +1484,7 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
 						    e->p->busy_threshold);
 			a->judged = true;
+			a->suspect = a->busy;
 			a->last_cpu_ms = used / 1000;
 			a->last_window_ms = (now - a->t0_usec) / 1000;
 			if (a->busy)
@@ -1716,6 +1719,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	for (size_t i = 0; i < e->n_apps; i++) {
 		e->apps[i].explained = false;
 		e->apps[i].new_tasks = 0;
+		e->apps[i].n_live = 0;
 		e->apps[i].holding[0] = 0;
 	}
 	r = rescan(e, now_usec);
@@ -1776,6 +1780,8 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		}
 		if (d.verdict == QJ_LADDER_EXEMPT)
 			continue;
+		if (t->activity != QJ_TASK_STOPPED && t->activity != QJ_TASK_FROZEN)
+			as->n_live++;
 		/*
 		 * A visible busy task on the per-task ladder explains its app's
 		 * demand; so does one acted on and not measured since (starved
@@ -1791,7 +1797,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			all_blocked = false;
 			if (d.verdict == QJ_LADDER_APPLY)
 				hold_up(as, d.next_usec, "%s sent to %d (%s)",
-					e->p->rungs[t->rung].name, t->pid, t->comm);
+					e->p->rungs[d.rung].name, t->pid, t->comm);
 			else if (d.verdict == QJ_LADDER_EXHAUSTED)
 				hold_up(as, USEC_INFINITY, "busy after its last rung: %d (%s)",
 					t->pid, t->comm);
@@ -1840,8 +1846,21 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		if (a->have_base && a->t0_usec + e->p->sample_window_usec < next &&
 		    (a->g_pending || !all_blocked))
 			next = a->t0_usec + e->p->sample_window_usec;
-		if (!a->judged)
+		if (!a->judged) {
+			/*
+			 * Busy when last judged, acted on since: it holds the
+			 * quiesce until a window says it is idle, unless nothing
+			 * of it can run any more.
+			 */
+			if (a->suspect && a->n_live > 0) {
+				all_blocked = false;
+				hold_up(a, a->t0_usec + e->p->sample_window_usec,
+					"busy in its last window, judged again after an action");
+				if (a->t0_usec + e->p->sample_window_usec < next)
+					next = a->t0_usec + e->p->sample_window_usec;
+			}
 			continue;
+		}
 		if (!a->busy) {
 			if (a->g_pending)
 				log_group(e, a,

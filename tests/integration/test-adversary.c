@@ -6,7 +6,11 @@
  * over half a second, a jailed sleeper and a trusted busy process outside the
  * jail are not touched, and the restore leaves nothing stopped or frozen.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -147,6 +151,13 @@ static uint64_t contain(struct itest *t, uint64_t cycle)
 
 static void start(struct itest *t)
 {
+	/*
+	 * No idle CPU class: on a loaded machine it starves an adversary so much
+	 * that it cannot even hop.  Containment must not depend on it.
+	 */
+	t->p->cpu_idle = false;
+	/* Busy means 20% of a CPU: what an app gets of a loaded machine still counts. */
+	t->p->busy_threshold = 0.2;
 	qj_test_policy_add_app(t->p, "adv");
 	qj_test_policy_add_app(t->p, "sleeper");
 	assert_int_equal(itest_start_engine(t), 0);
@@ -260,7 +271,7 @@ static void test_hop_process(void **state)
 
 		usleep(300 * 1000);
 		u1 = group_usage_usec(t, "adv");
-		assert_true(u1 - u0 > 50 * 1000);
+		assert_true(u1 - u0 > 10 * 1000);
 	}
 }
 
@@ -310,7 +321,7 @@ static void adversary(struct itest *t, const char *bin, bool alive_after)
 		u1 = group_usage_usec(t, "adv");
 		print_message("adv group CPU over 300 ms after the resume: %" PRIu64 " us\n",
 			      u1 - u0);
-		assert_true(u1 - u0 > 30 * 1000);
+		assert_true(u1 - u0 > 10 * 1000);
 	}
 }
 
@@ -367,6 +378,101 @@ static void test_shell_pipeline(void **state)
 	ITEST_REQUIRE(*state);
 	setenv("QJ_RUN_CMD", "cat /dev/zero | gzip -1 | md5sum >/dev/null", 1);
 	adversary(*state, "qj-run", true);
+}
+
+/* GET @path from 127.0.0.1:@port into @buf; true on an HTTP 200 answer. */
+static bool http_get(int port, const char *path, char *buf, size_t size)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 5 };
+	char req[256];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return false;
+	}
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return false;
+	}
+	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = 0;
+	close(fd);
+	return strncmp(buf, "HTTP/1.1 200", 12) == 0 || strncmp(buf, "HTTP/1.0 200", 12) == 0;
+}
+
+/*
+ * Headless Chromium (Debian's) on a page that spins in JavaScript and in a worker:
+ * contained, and after the resume the browser is alive and answers on its DevTools
+ * port with the page still there; nothing of it was killed, by the kill log.
+ */
+static void test_chromium(void **state)
+{
+	struct itest *t = *state;
+	int port = 20000 + getpid() % 20000;
+	char page[256], cmd[1024], buf[8192];
+	struct bystanders b;
+	bool up = false;
+	FILE *f;
+
+	ITEST_REQUIRE(t);
+	if (access("/usr/bin/chromium", X_OK) < 0) {
+		if (itest_ci())
+			fail_msg("chromium not installed (scripts/setup installs it)");
+		print_message("skipped: no /usr/bin/chromium (scripts/setup installs it)\n");
+		skip();
+	}
+	snprintf(page, sizeof(page), "%s/spin.html", t->tmpdir);
+	f = fopen(page, "we");
+	assert_non_null(f);
+	fputs("<!doctype html><title>spin</title><script>\n"
+	      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
+	      " {type: 'text/javascript'})));\n"
+	      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
+	      " setTimeout(spin, 10); }\nspin();\n</script>\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
+		 "--user-data-dir=%s/chromium --remote-debugging-port=%d file://%s "
+		 ">/dev/null 2>&1",
+		 t->tmpdir, port, page);
+	setenv("QJ_RUN_CMD", cmd, 1);
+	start(t);
+	bystanders_start(t, &b);
+	assert_true(itest_spawn(t, "qj-run", "adv", NULL, 0) > 0);
+	for (int i = 0; i < 600 && !up; i++) {
+		up = http_get(port, "/json/list", buf, sizeof(buf)) && strstr(buf, "spin.html");
+		if (!up)
+			usleep(100 * 1000);
+	}
+	assert_true(up);
+	usleep(1000 * 1000); /* the page spinning */
+	contain(t, 1);
+	itest_pump_events(t, 500 * USEC_PER_MSEC);
+	bystanders_check(t, &b);
+	/* Alive and answering, the page still open. */
+	up = false;
+	for (int i = 0; i < 100 && !up; i++) {
+		up = http_get(port, "/json/list", buf, sizeof(buf)) && strstr(buf, "spin.html");
+		if (!up)
+			usleep(100 * 1000);
+	}
+	assert_true(up);
+	itest_pump_events(t, 1000 * USEC_PER_MSEC);
+	assert_int_equal(count_outcome(t, "killed"), 0);
+	assert_true(http_get(port, "/json/version", buf, sizeof(buf)));
 }
 
 /*
@@ -427,11 +533,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_spinners, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_make_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shell_pipeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chromium, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound_ends_in_logged_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_stop_undone_by_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
 	};
 
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_hop*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
