@@ -652,6 +652,19 @@ static int classify(struct qj_engine *e, pid_t pid)
 
 /* --- following processes acted on ----------------------------------------- */
 
+/* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
+static void append_record(struct qj_engine *e, json_t *o)
+{
+	int r;
+
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
 static struct follow *find_follow(struct qj_engine *e, pid_t pid)
 {
 	for (size_t i = 0; i < e->n_follows; i++)
@@ -732,7 +745,6 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 	int sig = f->exit_code & 0x7f, status = (f->exit_code >> 8) & 0xff;
 	char reason[48];
 	json_t *o;
-	int r;
 
 	if (!f->have_code)
 		snprintf(reason, sizeof(reason), "unknown");
@@ -749,12 +761,7 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 		      f->exe, "uid", (int)f->uid, "cgroup", cg, "action", "exit", "reason", reason,
 		      "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
 		      f->have_code && sig ? json_string(reason) : json_null());
-	if (!o)
-		return;
-	r = qj_killlog_append_json(e->log, o);
-	json_decref(o);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+	append_record(e, o);
 }
 
 /* Logs followed processes that are gone, drops those followed long enough. */
@@ -1505,7 +1512,6 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
 	char reason[96];
 	json_t *o, *pids;
-	int r;
 
 	a->g_pending = false;
 	log_info("Group %s of app %s: %s (%u tasks)", qj_ladder_action_name(rung->action), a->name,
@@ -1524,12 +1530,7 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 		      pids ? pids : json_null(), "cpu_ms", (json_int_t)a->g_cpu_ms, "window_ms",
 		      (json_int_t)a->g_window_ms, "outcome", outcome, "strikes",
 		      (int)(a->strikes + a->struck));
-	if (!o)
-		return;
-	r = qj_killlog_append_json(e->log, o);
-	json_decref(o);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+	append_record(e, o);
 }
 
 static void group_note(struct app_state *a, pid_t pid)
@@ -1699,9 +1700,7 @@ static int quiesce_timeout(struct qj_engine *e, uint64_t now)
 			      a->name, "action", "quiesce-timeout", "reason", a->holding, "outcome",
 			      "failed", "bound_ms", (json_int_t)(bound / 1000), "window_ms",
 			      (json_int_t)((now - e->begin_usec) / 1000));
-		if (o && qj_killlog_append_json(e->log, o) < 0)
-			log_warning("Failed to write the kill log, ignoring");
-		json_decref(o);
+		append_record(e, o);
 	}
 	return -ETIMEDOUT;
 }
