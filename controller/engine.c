@@ -152,6 +152,7 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+	unsigned resyncs;
 
 	struct follow *follows;
 	size_t n_follows;
@@ -859,6 +860,7 @@ int qj_engine_on_procmon(struct qj_engine *e)
 		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
 		/* Drain what is queued after the overrun before the full scan. */
 		(void)qj_procmon_dispatch(e->pm, on_event, e);
+		e->resyncs++;
 		r = resync(e);
 	}
 	follow_prune(e, now_usec(CLOCK_MONOTONIC));
@@ -2057,6 +2059,7 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 		}
 	}
 	c.killed = e->n_killed;
+	c.resyncs = e->resyncs;
 	c.bound_usec = qj_policy_quiesce_bound_usec(e->p);
 	if (e->quiescing)
 		c.quiesce_usec = now_usec(CLOCK_MONOTONIC) - e->begin_usec;

@@ -25,6 +25,7 @@ struct qj_engine_counts {
 	unsigned stopped; /* processes qosjail holds stopped */
 	unsigned frozen; /* app groups qosjail froze */
 	unsigned killed; /* processes killed in the current/last cycle */
+	unsigned resyncs; /* process-event overruns resynchronised from /proc, since start */
 	/* While quiescing: the app the quiesce waits for and why ("" when none). */
 	char holding_app[64];
 	char holding[96];

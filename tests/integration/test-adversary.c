@@ -475,6 +475,81 @@ static void test_chromium(void **state)
 	assert_true(http_get(port, "/json/version", buf, sizeof(buf)));
 }
 
+/* Processes created on the whole machine so far (/proc/stat "processes"). */
+static long forks_total(void)
+{
+	char *s = NULL, *u;
+	long v = 0;
+
+	if (qj_read_file("/proc/stat", &s) == 0 && (u = strstr(s, "\nprocesses ")))
+		v = strtol(u + strlen("\nprocesses "), NULL, 10);
+	free(s);
+	return v;
+}
+
+/*
+ * A fork storm: 10,000 processes started as fast as they can be, each an exec event,
+ * unread by the engine while it lasts (the daemon busy elsewhere): the event socket
+ * may overrun, and the resync from /proc and cgroup.procs must hold.  Then the storm
+ * goes on at its pace and is contained like any other app.
+ */
+static void test_fork_storm(void **state)
+{
+	struct itest *t = *state;
+	struct qj_engine_counts c = {};
+	struct bystanders b;
+	uint64_t end;
+	long first;
+	int r = 0;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	assert_true(itest_spawn(t, "qj-forkstorm", "adv", NULL, 0) > 0);
+	/*
+	 * 10,000 processes (machine-wide fork count) without reading events; at most
+	 * 15 s: a 2-CPU machine shared with builds and fuzzers managed only ~100
+	 * fork+exec a second (an idle one does 10,000 in a few seconds).
+	 */
+	end = now_usec(CLOCK_MONOTONIC) + 15 * USEC_PER_SEC;
+	first = forks_total();
+	while (forks_total() - first < 10000 && now_usec(CLOCK_MONOTONIC) < end)
+		usleep(100 * 1000);
+	print_message("storm: %ld processes started before the quiesce\n", forks_total() - first);
+	itest_pump_events(t, 200 * USEC_PER_MSEC);
+	assert_int_equal(qj_engine_counts(t->e, &c), 0);
+	print_message("process-event overruns resynchronised: %u\n", c.resyncs);
+	/* Quiesce while events keep coming: the daemon reads them between steps. */
+	r = qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC));
+	assert_int_equal(r, 0);
+	end = now_usec(CLOCK_MONOTONIC) + TIMEOUT;
+	for (;;) {
+		uint64_t next;
+
+		itest_pump_events(t, 0);
+		r = qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next);
+		if (r != 0 || now_usec(CLOCK_MONOTONIC) > end)
+			break;
+		while (now_usec(CLOCK_MONOTONIC) < next && now_usec(CLOCK_MONOTONIC) < end)
+			itest_pump_events(t, next - now_usec(CLOCK_MONOTONIC) < 50 * USEC_PER_MSEC ?
+						     next - now_usec(CLOCK_MONOTONIC) :
+						     50 * USEC_PER_MSEC);
+	}
+	assert_int_equal(r, 1);
+	{
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(500 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		print_message("adv group CPU over 500 ms while suspending: %" PRIu64 " us\n",
+			      u1 - u0);
+		assert_true(u1 - u0 <= 8000);
+	}
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_nothing_stopped(t, "adv");
+	bystanders_check(t, &b);
+}
+
 /*
  * A busy app no rung may touch (a ladder of one notify rung, and no consent): the
  * quiesce ends at its bound in a failure the kill log explains.
@@ -534,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_make_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shell_pipeline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chromium, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_storm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bound_ends_in_logged_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_stop_undone_by_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
