@@ -1658,15 +1658,6 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 	return 1;
 }
 
-/* Does @t of @a let the system suspend?  Unmeasured tasks count when their app is quiet. */
-static bool task_blocked(const struct task *t, const struct app_state *a)
-{
-	if (qj_task_activity_is_blocked(t->activity))
-		return true;
-	return t->activity == QJ_TASK_UNKNOWN && t->rung < 0 && a && a->judged && !a->busy &&
-	       !a->g_sweeping;
-}
-
 static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -1680,6 +1671,53 @@ static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
 	vsnprintf(a->holding, sizeof(a->holding), fmt, ap);
 	va_end(ap);
 	a->holding_next_usec = next;
+}
+
+/*
+ * The group ladder for busy app @a its tasks do not explain: the next group
+ * rung when its grace is over.  1 when a rung was applied, 0, or -errno.
+ */
+static int group_escalate(struct qj_engine *e, struct app_state *a, uint64_t now, uint64_t *next)
+{
+	const struct qj_app *app = qj_policy_find_app(e->p, a->name);
+	struct qj_ladder_task lt = { .rung = a->g_rung,
+				     .applied_usec = a->g_applied_usec,
+				     .activity = QJ_TASK_BUSY,
+				     .catches_sigxcpu = false,
+				     .strikes = a->strikes };
+	struct qj_ladder_decision d;
+	int r, applied = 0;
+
+	r = qj_ladder_decide(e->p, app, &lt, now, &d);
+	if (r < 0)
+		return r;
+	if (d.verdict == QJ_LADDER_APPLY) {
+		r = group_apply(e, a, d.rung, now);
+		if (r == -ENOMEM)
+			return r;
+		applied = 1;
+		d.next_usec = now + CONFIRM_USEC;
+		hold_up(a, d.next_usec, "group %s: app busy, %" PRIu64 " ms of %" PRIu64 " ms",
+			e->p->rungs[d.rung].name, a->last_cpu_ms, a->last_window_ms);
+	} else if (d.verdict == QJ_LADDER_WAIT) {
+		hold_up(a, d.next_usec, "app busy, next group rung after grace");
+	} else {
+		if (a->g_pending)
+			log_group(e, a, "ignored");
+		hold_up(a, USEC_INFINITY, "app busy after its last group rung");
+	}
+	if (d.next_usec < *next)
+		*next = d.next_usec;
+	return applied;
+}
+
+/* Does @t of @a let the system suspend?  Unmeasured tasks count when their app is quiet. */
+static bool task_blocked(const struct task *t, const struct app_state *a)
+{
+	if (qj_task_activity_is_blocked(t->activity))
+		return true;
+	return t->activity == QJ_TASK_UNKNOWN && t->rung < 0 && a && a->judged && !a->busy &&
+	       !a->g_sweeping;
 }
 
 /* The quiesce ran past its bound: one record per app holding it up, then the step fails. */
@@ -1820,8 +1858,6 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		const struct qj_app *app = jailed_app(e, a->name);
-		struct qj_ladder_task lt;
-		struct qj_ladder_decision d;
 
 		if (!app || app->exempt)
 			continue;
@@ -1829,6 +1865,23 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			r = group_sweep(e, a, now_usec);
 			if (r < 0)
 				return r;
+			if ((r > 0 || a->new_tasks > 0) &&
+			    now_usec >= a->g_applied_usec + e->p->rungs[a->g_rung].grace_usec) {
+				/*
+				 * Forking faster than the sweep for a whole grace
+				 * period: the next group rung (cgroup.freeze or
+				 * cgroup.kill are atomic against fork).
+				 */
+				log_notice("App %s outruns the group %s sweep: next rung", a->name,
+					   e->p->rungs[a->g_rung].name);
+				a->g_sweeping = false;
+				all_blocked = false;
+				r = group_escalate(e, a, now_usec, &next);
+				if (r < 0)
+					return r;
+				changed = true;
+				continue;
+			}
 			if (r > 0 || a->new_tasks > 0) {
 				/* Not stable yet: list cgroup.procs again in a moment. */
 				changed = true;
@@ -1874,33 +1927,11 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		}
 		if (a->explained)
 			continue;
-		lt = (struct qj_ladder_task){ .rung = a->g_rung,
-					      .applied_usec = a->g_applied_usec,
-					      .activity = QJ_TASK_BUSY,
-					      .catches_sigxcpu = false,
-					      .strikes = a->strikes };
-		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
+		all_blocked = false;
+		r = group_escalate(e, a, now_usec, &next);
 		if (r < 0)
 			return r;
-		all_blocked = false;
-		if (d.verdict == QJ_LADDER_APPLY) {
-			r = group_apply(e, a, d.rung, now_usec);
-			if (r == -ENOMEM)
-				return r;
-			changed = true;
-			d.next_usec = now_usec + CONFIRM_USEC;
-			hold_up(a, d.next_usec,
-				"group %s: app busy, %" PRIu64 " ms of %" PRIu64 " ms",
-				e->p->rungs[d.rung].name, a->last_cpu_ms, a->last_window_ms);
-		} else if (d.verdict == QJ_LADDER_WAIT) {
-			hold_up(a, d.next_usec, "app busy, next group rung after grace");
-		} else {
-			if (a->g_pending)
-				log_group(e, a, "ignored");
-			hold_up(a, USEC_INFINITY, "app busy after its last group rung");
-		}
-		if (d.next_usec < next)
-			next = d.next_usec;
+		changed |= r > 0;
 	}
 	follow_sync(e);
 	if (changed || e->state_dirty) {
