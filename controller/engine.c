@@ -771,7 +771,8 @@ static void follow_prune(struct qj_engine *e, uint64_t now)
 	for (size_t i = 0; i < e->n_follows;) {
 		struct follow *f = &e->follows[i];
 
-		if (qj_pidfd_exited(f->pidfd))
+		/* Followed long enough: a later death is not for the record. */
+		if (now < f->until_usec && qj_pidfd_exited(f->pidfd))
 			log_exit(e, f);
 		else if (now < f->until_usec) {
 			i++;
@@ -790,6 +791,10 @@ static void on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
 
 	if (!f)
 		return;
+	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec) {
+		follow_remove(e, f); /* died long after the resume: not for the record */
+		return;
+	}
 	/* Threads of a group exit carry the group's code; the last one is the process's. */
 	f->exit_code = ev->exit_code;
 	f->have_code = true;
