@@ -25,6 +25,7 @@
 
 #include "cgroup.h"
 #include "engine.h"
+#include "escape.h"
 #include "killlog.h"
 #include "ladder.h"
 #include "log.h"
@@ -757,10 +758,12 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 		   cg ? cg : f->app, sig ? "was killed" : "exited", reason, f->after, f->cycle);
 	if (!e->log)
 		return;
-	o = json_pack("{s:I,s:s,s:i,s:s,s:s?,s:i,s:s?,s:s,s:s,s:s,s:s,s:o}", "cycle",
-		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm", f->comm, "exe",
-		      f->exe, "uid", (int)f->uid, "cgroup", cg, "action", "exit", "reason", reason,
-		      "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
+	/* comm and exe are the process's own bytes, not necessarily UTF-8: escaped. */
+	o = json_pack("{s:I,s:s,s:i,s:o,s:o,s:i,s:o,s:s,s:s,s:s,s:s,s:o}", "cycle",
+		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm",
+		      qj_json_string_escaped(f->comm), "exe", qj_json_string_escaped(f->exe), "uid",
+		      (int)f->uid, "cgroup", qj_json_string_escaped(cg), "action", "exit", "reason",
+		      reason, "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
 		      f->have_code && sig ? json_string(reason) : json_null());
 	append_record(e, o);
 }
@@ -1741,9 +1744,10 @@ static int quiesce_timeout(struct qj_engine *e, uint64_t now)
 			    e->cycle, bound / 1000, a->name, a->holding);
 		if (!e->log)
 			continue;
-		o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I}", "cycle", (json_int_t)e->cycle, "app",
-			      a->name, "action", "quiesce-timeout", "reason", a->holding, "outcome",
-			      "failed", "bound_ms", (json_int_t)(bound / 1000), "window_ms",
+		o = json_pack("{s:I,s:s,s:s,s:o,s:s,s:I,s:I}", "cycle", (json_int_t)e->cycle, "app",
+			      a->name, "action", "quiesce-timeout", "reason",
+			      qj_json_string_escaped(a->holding), "outcome", "failed", "bound_ms",
+			      (json_int_t)(bound / 1000), "window_ms",
 			      (json_int_t)((now - e->begin_usec) / 1000));
 		append_record(e, o);
 	}
