@@ -83,15 +83,11 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static uint64_t usage(const char *cg, const char *app)
+static uint64_t usage(struct harness *h, const char *app)
 {
-	char path[512], *s = NULL, *u;
 	uint64_t v = 0;
 
-	snprintf(path, sizeof(path), "%s/%s/cpu.stat", cg, app);
-	if (qj_read_file(path, &s) == 0 && (u = strstr(s, "usage_usec ")))
-		v = strtoull(u + strlen("usage_usec "), NULL, 10);
-	free(s);
+	(void)itest_usage_usec(h->it, app, &v);
 	return v;
 }
 
@@ -200,9 +196,9 @@ static int measure(struct harness *h, const struct subject *s, uint64_t *ret_med
 		       now_usec(CLOCK_MONOTONIC) < t0 + 120 * USEC_PER_SEC)
 			usleep(5 * 1000);
 		took[i] = now_usec(CLOCK_MONOTONIC) - t0;
-		u0 = usage(h->it->cg_path, s->app);
+		u0 = usage(h, s->app);
 		usleep(500 * 1000);
-		u1 = usage(h->it->cg_path, s->app);
+		u1 = usage(h, s->app);
 		if (u1 - u0 > worst_cpu)
 			worst_cpu = u1 - u0;
 		if (qj_open(h->socket, &holder) < 0 ||

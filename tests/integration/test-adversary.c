@@ -49,17 +49,9 @@ static int teardown(void **state)
 
 static uint64_t group_usage_usec(struct itest *t, const char *app)
 {
-	char dir[512], *s = NULL, *u;
-	char path[600];
 	uint64_t v = 0;
 
-	snprintf(dir, sizeof(dir), "%s/%s", t->cg_path, app);
-	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
-	assert_int_equal(qj_read_file(path, &s), 0);
-	u = strstr(s, "usage_usec ");
-	assert_non_null(u);
-	v = strtoull(u + strlen("usage_usec "), NULL, 10);
-	free(s);
+	assert_int_equal(itest_usage_usec(t, app, &v), 0);
 	return v;
 }
 

@@ -443,6 +443,24 @@ int itest_log_count(struct itest *t, const char *action)
 	return r < 0 ? r : w.count;
 }
 
+int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[600];
+	const char *u;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s/cpu.stat", t->cg_path, app);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r;
+	u = strstr(s, "usage_usec ");
+	if (!u)
+		return -ENODATA;
+	*ret = strtoull(u + strlen("usage_usec "), NULL, 10);
+	return 0;
+}
+
 long long itest_read_ll(const char *dir, const char *file)
 {
 	_cleanup_free_ char *s = NULL;

@@ -81,6 +81,8 @@ int itest_log_count(struct itest *t, const char *action);
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
 /* Records of @pid whose reason is @reason. */
 int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason);
+/* usage_usec of app @app's cgroup2 group (cpu.stat): 0, or a negative errno. */
+int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret);
 /* Reads an integer knob file. */
 long long itest_read_ll(const char *dir, const char *file);
 
