@@ -717,6 +717,52 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 	return 0;
 }
 
+/* Is @pid's (leader's) v1 cpu group @app's?  1 yes, 0 no, -ESRCH gone. */
+static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
+{
+	_cleanup_free_ char *s = NULL, *want = v1_app_rel(c, app);
+	char path[64];
+	int r;
+
+	if (!want)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	for (char *line = s, *next; line && *line; line = next) {
+		char *ctl, *cg;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		/* "ID:controller,controller:/path" */
+		ctl = strchr(line, ':');
+		cg = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!cg)
+			continue;
+		*cg++ = 0;
+		for (char *save = NULL, *tok = strtok_r(ctl + 1, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, "cpu") == 0)
+				return strcmp(cg, want) == 0;
+	}
+	return 0;
+}
+
+int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid)
+{
+	int r;
+
+	if (!c->cpu_path)
+		return 0;
+	r = v1_is_in(c, app, pid);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	r = qj_cgroup_place_v1(c, app, pid);
+	return r < 0 ? r : 1;
+}
+
 int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid)
 {
 	_cleanup_free_ char *procs = NULL;

@@ -50,6 +50,12 @@ void qj_strv_free(char **v);
 int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid);
 /* Like qj_cgroup_place but only the v1 cpu side (for tasks the kernel put in v2 already). */
 int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid);
+/*
+ * Makes sure @pid is in @app's v1 cpu group too (hybrid layout): tasks that
+ * entered the v2 group by clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs
+ * did not.  1 when it was moved, 0 when there was nothing to do, -ESRCH gone.
+ */
+int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid);
 /* 1 and the app (allocated) when @pid is in the jail, 0 when not. */
 int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app);
 

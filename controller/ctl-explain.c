@@ -64,7 +64,9 @@ static void print_explain(const json_t *j)
 			       ", stopped by qosjail" :
 			       "",
 		       json_is_true(json_object_get(cy, "frozen")) ? ", group frozen" : "");
-	else
+	if (json_is_string(json_object_get(cy, "holding")))
+		printf("Holding:  its app holds the quiesce up: %s\n", str(cy, "holding", ""));
+	else if (!json_is_true(json_object_get(cy, "quiescing")))
 		printf("Now:      no quiesce running\n");
 }
 

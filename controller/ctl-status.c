@@ -133,6 +133,10 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       str(jail, "cgroup"), num(jail, "apps"), num(jail, "tasks"),
 		       num(jail, "busy"), num(jail, "stopped"), num(jail, "frozen"),
 		       num(jail, "killed"));
+		if (str(jail, "holding_app")[0])
+			printf("Quiesce:  %lld ms of at most %lld ms, waiting for app %s: %s\n",
+			       num(jail, "quiesce_ms"), num(jail, "bound_ms"),
+			       str(jail, "holding_app"), str(jail, "holding"));
 		printf("Clients:  %lld\nHolds:    %lld%s\n", num(j, "clients"),
 		       num(j, "holds_total"),
 		       json_is_true(json_object_get(j, "truncated")) ? " (the oldest listed)" : "");

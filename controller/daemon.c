@@ -554,10 +554,16 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 								   0)));
 	(void)json_object_set_new(
 		j, "jail",
-		json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "cgroup", d->policy->cgroup_path, "apps",
-			  (json_int_t)counts.apps, "tasks", (json_int_t)counts.tasks, "busy",
-			  (json_int_t)counts.busy, "stopped", (json_int_t)counts.stopped, "frozen",
-			  (json_int_t)counts.frozen, "killed", (json_int_t)counts.killed));
+		json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:s?,s:o,s:I,s:I}", "cgroup",
+			  d->policy->cgroup_path, "apps", (json_int_t)counts.apps, "tasks",
+			  (json_int_t)counts.tasks, "busy", (json_int_t)counts.busy, "stopped",
+			  (json_int_t)counts.stopped, "frozen", (json_int_t)counts.frozen, "killed",
+			  (json_int_t)counts.killed, "holding_app",
+			  counts.holding_app[0] ? counts.holding_app : NULL, "holding",
+			  /* names a jailed process: its own bytes, escaped */
+			  counts.holding[0] ? qj_json_string_escaped(counts.holding) : json_null(),
+			  "quiesce_ms", (json_int_t)(counts.quiesce_usec / 1000), "bound_ms",
+			  (json_int_t)(counts.bound_usec / 1000)));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
 	if (d->killlog) {
@@ -995,7 +1001,7 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	explain_why(&x, why, sizeof(why));
 	reply(c,
 	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
-			"s:b,s:b}}",
+			"s:b,s:b,s:o}}",
 			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
 			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
 			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
@@ -1004,7 +1010,8 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
 			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",
 			x.tracked && x.rung >= 0 ? d->policy->rungs[x.rung].name : NULL,
-			"stopped_by_qosjail", x.stopped_by_us, "frozen", x.frozen),
+			"stopped_by_qosjail", x.stopped_by_us, "frozen", x.frozen, "holding",
+			x.holding[0] ? qj_json_string_escaped(x.holding) : json_null()),
 	      -1);
 }
 

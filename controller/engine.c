@@ -14,6 +14,8 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -23,6 +25,7 @@
 
 #include "cgroup.h"
 #include "engine.h"
+#include "escape.h"
 #include "killlog.h"
 #include "ladder.h"
 #include "log.h"
@@ -35,9 +38,35 @@
 #define STATE_FILE "jail-state.json"
 /* How soon to look again after a stop, kill or freeze: they take effect at once. */
 #define CONFIRM_USEC (10 * USEC_PER_MSEC)
+/* How long a process acted on in a cycle is followed after the restore. */
+#define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
+#define MAX_FOLLOW 1024
+/* Pids a group action's kill-log record lists (its task count is exact). */
+#define GROUP_PIDS_MAX 32
+
+/*
+ * A process acted on in a cycle, followed until it exits or FOLLOW_AFTER_USEC
+ * after the restore: a death the daemon caused (a SIGXCPU handler that
+ * re-raises it, a program that dies when continued) is logged with its
+ * signal, from the exit event.
+ */
+struct follow {
+	pid_t pid;
+	int pidfd;
+	uint64_t cycle;
+	uint64_t until_usec; /* USEC_INFINITY while its cycle runs */
+	char *app;
+	char comm[64];
+	char *exe;
+	uid_t uid;
+	const char *after; /* the last action taken on it */
+	int exit_code;
+	bool have_code;
+};
 
 struct slack {
 	pid_t tid;
+	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
 	uint64_t old_ns;
 };
 
@@ -58,6 +87,7 @@ struct task {
 	bool gone;
 	bool stopped_by_us;
 	bool killed_by_us;
+	bool by_group; /* acted on by a group rung: the app's record covers it */
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -80,6 +110,25 @@ struct app_state {
 	uint64_t t0_usec;
 	uint64_t base_usec;
 	bool busy;
+	bool judged; /* busy comes from a whole window begun after the app's last action */
+	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
+	uint64_t last_cpu_ms, last_window_ms;
+	/* Per step: what its tasks say. */
+	bool explained; /* a task of it is busy and on the per-task ladder */
+	unsigned new_tasks; /* tasks of it the last rescan found */
+	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
+	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
+	int g_rung; /* -1 none */
+	uint64_t g_applied_usec;
+	uint64_t g_applied_realtime_usec;
+	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
+	bool g_pending; /* its record waits for the outcome */
+	unsigned g_n; /* tasks the group action reached */
+	pid_t g_pids[GROUP_PIDS_MAX];
+	uint64_t g_cpu_ms, g_window_ms;
+	/* Why the quiesce waits for it, for status and explain ("" when it does not). */
+	char holding[96];
+	uint64_t holding_next_usec;
 };
 
 struct qj_engine {
@@ -103,6 +152,12 @@ struct qj_engine {
 	unsigned n_killed;
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
+	bool state_dirty; /* undo state changed since the last save_state() */
+	unsigned resyncs;
+
+	struct follow *follows;
+	size_t n_follows;
+	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
 static uint64_t realtime_now(void)
@@ -144,7 +199,7 @@ static int save_state(struct qj_engine *e)
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -EBADF;
-	json_t *o, *stopped, *frozen, *strikes;
+	json_t *o, *stopped, *frozen, *strikes, *slack;
 	const char *knob;
 	int64_t old;
 	size_t len;
@@ -155,12 +210,14 @@ static int save_state(struct qj_engine *e)
 	stopped = json_array();
 	frozen = json_array();
 	strikes = json_object();
-	if (!o || !stopped || !frozen || !strikes)
+	slack = json_array();
+	if (!o || !stopped || !frozen || !strikes || !slack)
 		goto oom;
 	if (json_object_set_new(o, "version", json_integer(1)) < 0 ||
 	    json_object_set_new(o, "cycle", json_integer((json_int_t)e->cycle)) < 0 ||
 	    json_object_set(o, "stopped", stopped) < 0 ||
-	    json_object_set(o, "frozen", frozen) < 0 || json_object_set(o, "strikes", strikes) < 0)
+	    json_object_set(o, "frozen", frozen) < 0 ||
+	    json_object_set(o, "strikes", strikes) < 0 || json_object_set(o, "slack", slack) < 0)
 		goto oom;
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
@@ -169,6 +226,12 @@ static int save_state(struct qj_engine *e)
 		    json_array_append_new(stopped, json_pack("{s:i,s:I}", "pid", t->pid, "start",
 							     (json_int_t)t->start_time)) < 0)
 			goto oom;
+		for (size_t j = 0; j < t->n_slack && !t->gone; j++)
+			if (json_array_append_new(
+				    slack, json_pack("{s:i,s:I,s:I}", "tid", t->slack[j].tid,
+						     "start", (json_int_t)t->slack[j].start_time,
+						     "old", (json_int_t)t->slack[j].old_ns)) < 0)
+				goto oom;
 	}
 	for (size_t i = 0; i < e->n_apps; i++) {
 		if (e->apps[i].frozen_by_us &&
@@ -184,7 +247,8 @@ static int save_state(struct qj_engine *e)
 	json_decref(stopped);
 	json_decref(frozen);
 	json_decref(strikes);
-	stopped = frozen = strikes = NULL;
+	json_decref(slack);
+	stopped = frozen = strikes = slack = NULL;
 
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -199,12 +263,14 @@ static int save_state(struct qj_engine *e)
 	/* rename(2) is atomic: a crash leaves the old state or the new one. */
 	if (rename(tmp, e->state_file) < 0)
 		return log_debug_errno(negative_errno(), "Failed to rename %s: %m", tmp);
+	e->state_dirty = false;
 	return 0;
 oom:
 	json_decref(o);
 	json_decref(stopped);
 	json_decref(frozen);
 	json_decref(strikes);
+	json_decref(slack);
 	return -ENOMEM;
 }
 
@@ -245,6 +311,15 @@ static int load_and_undo_state(struct qj_engine *e)
 		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
 
 		if (pid > 0 && cont_if_same(pid, start) == 0)
+			undone++;
+	}
+	/* Timer slack a cycle raised: back to each thread's own value (0: the default). */
+	json_array_foreach (json_object_get(o, "slack"), i, v) {
+		pid_t tid = (pid_t)json_integer_value(json_object_get(v, "tid"));
+		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
+		uint64_t old = (uint64_t)json_integer_value(json_object_get(v, "old"));
+
+		if (tid > 0 && qj_proc_timerslack_set_if_same(tid, start, old) == 0)
 			undone++;
 	}
 	json_array_foreach (json_object_get(o, "frozen"), i, v) {
@@ -304,8 +379,20 @@ static int sweep_jail(struct qj_engine *e)
 		for (size_t i = 0; i < k; i++) {
 			struct qj_proc_stat st;
 
-			if (qj_proc_stat_read(pids[i], &st) == 0 && st.state == 'T' &&
-			    cont_if_same(pids[i], st.start_time) == 0)
+			if (qj_proc_stat_read(pids[i], &st) < 0)
+				continue;
+			/* A main thread that exited says Z: its other threads may be stopped. */
+			if (st.state == 'Z' && qj_proc_threads_state(pids[i], &st.state) < 0)
+				continue;
+			/* A SIGSTOP sent just before a crash may not have taken effect yet. */
+			if (st.state != 'T') {
+				struct qj_proc_status ps;
+
+				if (qj_proc_status_read(pids[i], &ps) == 0 &&
+				    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+					st.state = 'T';
+			}
+			if (st.state == 'T' && cont_if_same(pids[i], st.start_time) == 0)
 				n++;
 		}
 		free(pids);
@@ -422,11 +509,23 @@ static void tasks_clear(struct qj_engine *e)
 	e->n_tasks = 0;
 }
 
+static void follow_done(struct follow *f)
+{
+	if (f->pidfd >= 0)
+		(void)close(f->pidfd);
+	free(f->app);
+	free(f->exe);
+	*f = (struct follow){ .pidfd = -EBADF };
+}
+
 struct qj_engine *qj_engine_free(struct qj_engine *e)
 {
 	if (!e)
 		return NULL;
 	tasks_clear(e);
+	for (size_t i = 0; i < e->n_follows; i++)
+		follow_done(&e->follows[i]);
+	free(e->follows);
 	for (size_t i = 0; i < e->n_apps; i++)
 		free(e->apps[i].name);
 	free(e->apps);
@@ -553,16 +652,184 @@ static int classify(struct qj_engine *e, pid_t pid)
 	return 1;
 }
 
+/* --- following processes acted on ----------------------------------------- */
+
+/* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
+static void append_record(struct qj_engine *e, json_t *o)
+{
+	int r;
+
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
+static struct follow *find_follow(struct qj_engine *e, pid_t pid)
+{
+	for (size_t i = 0; i < e->n_follows; i++)
+		if (e->follows[i].pid == pid)
+			return &e->follows[i];
+	return NULL;
+}
+
+static void follow_remove(struct qj_engine *e, struct follow *f)
+{
+	follow_done(f);
+	*f = e->follows[--e->n_follows];
+	e->watch_dirty = true;
+}
+
+/* The exit-event filter names exactly the followed processes. */
+static void follow_sync(struct qj_engine *e)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	int r;
+
+	if (!e->watch_dirty || !e->pm)
+		return;
+	if (e->n_follows) {
+		pids = calloc(e->n_follows, sizeof(*pids));
+		if (!pids)
+			return; /* tried again at the next change */
+		for (size_t i = 0; i < e->n_follows; i++)
+			pids[i] = e->follows[i].pid;
+	}
+	r = qj_procmon_watch_exits(e->pm, pids, e->n_follows);
+	if (r < 0)
+		log_warning_errno(r, "Failed to update the exit-event filter, ignoring: %m");
+	else
+		e->watch_dirty = false;
+}
+
+static void follow_add(struct qj_engine *e, const struct task *t, const char *action)
+{
+	struct follow *f = find_follow(e, t->pid), *v;
+
+	if (f && f->pidfd >= 0 && !qj_pidfd_exited(f->pidfd)) {
+		f->after = action;
+		f->cycle = e->cycle;
+		f->until_usec = USEC_INFINITY;
+		return;
+	}
+	if (f)
+		follow_remove(e, f); /* a dead one's PID reused */
+	if (!e->pm || e->n_follows >= MAX_FOLLOW)
+		return; /* no exit events: nothing to follow with */
+	v = realloc(e->follows, (e->n_follows + 1) * sizeof(*v));
+	if (!v)
+		return;
+	e->follows = v;
+	f = &v[e->n_follows];
+	*f = (struct follow){ .pid = t->pid,
+			      .cycle = e->cycle,
+			      .until_usec = USEC_INFINITY,
+			      .uid = t->uid,
+			      .after = action };
+	memcpy(f->comm, t->comm, sizeof(f->comm));
+	f->pidfd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
+	f->app = strdup(t->app);
+	f->exe = t->exe ? strdup(t->exe) : NULL;
+	if (f->pidfd < 0 || !f->app) {
+		follow_done(f);
+		return;
+	}
+	e->n_follows++;
+	e->watch_dirty = true;
+}
+
+/* One record for a followed process's death: how it died (signal or status). */
+static void log_exit(struct qj_engine *e, const struct follow *f)
+{
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, f->app);
+	int sig = f->exit_code & 0x7f, status = (f->exit_code >> 8) & 0xff;
+	char reason[48];
+	json_t *o;
+
+	if (!f->have_code)
+		snprintf(reason, sizeof(reason), "unknown");
+	else if (sig)
+		snprintf(reason, sizeof(reason), "SIG%s", sigabbrev_np(sig) ?: "?");
+	else
+		snprintf(reason, sizeof(reason), "status %d", status);
+	log_notice("%d (%s) in %s %s (%s) after %s in cycle %" PRIu64, f->pid, f->comm,
+		   cg ? cg : f->app, sig ? "was killed" : "exited", reason, f->after, f->cycle);
+	if (!e->log)
+		return;
+	/* comm and exe are the process's own bytes, not necessarily UTF-8: escaped. */
+	o = json_pack("{s:I,s:s,s:i,s:o,s:o,s:i,s:o,s:s,s:s,s:s,s:s,s:o}", "cycle",
+		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm",
+		      qj_json_string_escaped(f->comm), "exe", qj_json_string_escaped(f->exe), "uid",
+		      (int)f->uid, "cgroup", qj_json_string_escaped(cg), "action", "exit", "reason",
+		      reason, "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
+		      f->have_code && sig ? json_string(reason) : json_null());
+	append_record(e, o);
+}
+
+/* Logs followed processes that are gone, drops those followed long enough. */
+static void follow_prune(struct qj_engine *e, uint64_t now)
+{
+	for (size_t i = 0; i < e->n_follows;) {
+		struct follow *f = &e->follows[i];
+
+		/* Followed long enough: a later death is not for the record. */
+		if (now < f->until_usec && qj_pidfd_exited(f->pidfd))
+			log_exit(e, f);
+		else if (now < f->until_usec) {
+			i++;
+			continue;
+		}
+		follow_remove(e, f);
+	}
+	follow_sync(e);
+}
+
+static void on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
+{
+	struct follow *f = find_follow(e, ev->tgid);
+	struct qj_proc_stat st;
+	struct pollfd pfd;
+
+	if (!f)
+		return;
+	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec) {
+		follow_remove(e, f); /* died long after the resume: not for the record */
+		return;
+	}
+	/* Threads of a group exit carry the group's code; the last one is the process's. */
+	f->exit_code = ev->exit_code;
+	f->have_code = true;
+	/*
+	 * The event leaves before the exit is complete.  When this was the last
+	 * thread the pidfd turns readable in a moment: wait that long, no longer.
+	 */
+	pfd = (struct pollfd){ .fd = f->pidfd, .events = POLLIN };
+	if (poll(&pfd, 1, 0) == 0 &&
+	    (qj_proc_stat_read(ev->tgid, &st) < 0 || st.num_threads <= 1 || st.state == 'Z'))
+		(void)poll(&pfd, 1, 200);
+	if (qj_pidfd_exited(f->pidfd)) {
+		log_exit(e, f);
+		follow_remove(e, f);
+	}
+}
+
 static int on_event(const struct qj_proc_event *ev, void *ud)
 {
 	struct qj_engine *e = ud;
 
+	if (ev->what == QJ_PROC_EXIT) {
+		on_exit_event(e, ev);
+		return 0;
+	}
 	if (ev->pid != ev->tgid) /* a thread exec'd: its process is what we place */
 		return 0;
 	return classify(e, ev->tgid);
 }
 
 static int rescan(struct qj_engine *e, uint64_t now);
+static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
 
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
@@ -601,8 +868,10 @@ int qj_engine_on_procmon(struct qj_engine *e)
 		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
 		/* Drain what is queued after the overrun before the full scan. */
 		(void)qj_procmon_dispatch(e->pm, on_event, e);
-		return resync(e);
+		e->resyncs++;
+		r = resync(e);
 	}
+	follow_prune(e, now_usec(CLOCK_MONOTONIC));
 	return r;
 }
 
@@ -635,9 +904,11 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct qj_proc_stat st;
 		uint64_t old;
 
-		if (qj_proc_timerslack_get(tids[i], &old) < 0)
+		if (qj_proc_stat_read(tids[i], &st) < 0 ||
+		    qj_proc_timerslack_get(tids[i], &old) < 0)
 			continue;
 		/* Inherited from a parent we slacked: its own value is the default. */
 		if (old == e->p->timer_slack_nsec)
@@ -645,6 +916,7 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		if (qj_proc_timerslack_set(tids[i], e->p->timer_slack_nsec) < 0)
 			continue;
 		t->slack[t->n_slack].tid = tids[i];
+		t->slack[t->n_slack].start_time = st.start_time;
 		t->slack[t->n_slack++].old_ns = old;
 	}
 	free(tids);
@@ -689,6 +961,16 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 		r = r < 0 ? r : -ESRCH;
 		goto fail;
 	}
+	/*
+	 * Tasks that entered the v2 group without us (clone3 into the group by
+	 * `qosjailctl run`, a direct write of cgroup.procs) are not in the v1 cpu
+	 * group on a hybrid host: the idle class would not reach them.
+	 */
+	r = qj_cgroup_ensure_v1(e->cg, app, pid);
+	if (r < 0)
+		goto fail;
+	if (r > 0)
+		log_debug("Moved %d into the v1 cpu group of app %s", pid, app);
 	r = qj_proc_stat_read(pid, &st);
 	if (r < 0)
 		goto fail;
@@ -717,6 +999,8 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
 	t.seen = e->generation;
 	slack_apply(e, &t);
+	if (t.n_slack)
+		e->state_dirty = true;
 	*ret = t;
 	return 0;
 fail:
@@ -769,8 +1053,14 @@ static void mark_gone(struct qj_engine *e, struct task *t)
 	t->gone = true;
 	t->activity = QJ_TASK_GONE;
 	t->stopped_by_us = false;
-	if (t->killed_by_us)
+	if (t->killed_by_us) {
+		struct follow *f = find_follow(e, t->pid);
+
+		/* Killed by the rung that says so in its record: nothing more to follow. */
 		e->n_killed++;
+		if (f)
+			follow_remove(e, f);
+	}
 	if (t->pending)
 		log_action(e, t, gone_outcome(t));
 }
@@ -788,6 +1078,14 @@ static int untrackable(int r, pid_t pid, const char *app)
 		return 0;
 	log_warning_errno(r, "Cannot track %d in %s: %m", pid, app);
 	return r;
+}
+
+static void app_new_task(struct qj_engine *e, const char *app)
+{
+	struct app_state *a = app_state(e, app);
+
+	if (a)
+		a->new_tasks++;
 }
 
 static int rescan(struct qj_engine *e, uint64_t now)
@@ -826,6 +1124,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				if (r == 0) {
 					task_done(t);
 					*t = fresh;
+					app_new_task(e, *a);
 				} else if (r != -ENOMEM) {
 					r = untrackable(r, pids[i], *a); /* logs each one */
 					untracked = untracked ?: r;
@@ -840,9 +1139,10 @@ static int rescan(struct qj_engine *e, uint64_t now)
 			}
 			added = na;
 			r = add_task(e, *a, pids[i], now, &added[n_added]);
-			if (r == 0)
+			if (r == 0) {
 				n_added++;
-			else if (r != -ENOMEM) {
+				app_new_task(e, *a);
+			} else if (r != -ENOMEM) {
 				r = untrackable(r, pids[i], *a); /* logs each one */
 				untracked = untracked ?: r;
 				r = 0;
@@ -897,65 +1197,108 @@ static bool app_frozen(struct qj_engine *e, const char *app)
 	return a && a->frozen_by_us && qj_cgroup_event(e->cg, app, "frozen") == 1;
 }
 
-/* Updates t->activity from /proc and the sample window. */
-static void observe(struct qj_engine *e, struct task *t, uint64_t now)
+/* /proc said "no such process": gone only when the pidfd agrees (else exiting: look again). */
+static bool exited(int r, const struct task *t)
+{
+	return (r == -ESRCH || r == -ENOENT) && qj_pidfd_exited(t->pidfd);
+}
+
+/*
+ * Updates t->activity from /proc and the sample window.  Fails closed: any
+ * error other than the task having exited is returned, and the step fails
+ * rather than take an unreadable task for a quiet one.
+ */
+static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 {
 	struct qj_proc_stat st;
+	struct qj_proc_status ps;
 	enum qj_task_activity act;
 	int r;
 
 	if (t->gone)
-		return;
-	r = qj_proc_stat_read(t->pid, &st);
-	if (r < 0 || st.start_time != t->start_time || st.state == 'Z' || st.state == 'X' ||
-	    qj_pidfd_exited(t->pidfd)) {
+		return 0;
+	if (qj_pidfd_exited(t->pidfd)) {
 		mark_gone(e, t);
-		return;
+		return 0;
 	}
-	if (t->killed_by_us) {
-		struct qj_proc_status ps;
-
-		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
-		if (qj_proc_status_read(t->pid, &ps) == 0 &&
-		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+	r = qj_proc_stat_read(t->pid, &st);
+	if (r == -ESRCH || r == -ENOENT) {
+		if (exited(r, t))
 			mark_gone(e, t);
-			return;
-		}
+		return 0; /* exiting: the pidfd will say so */
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to read the state of %d (%s): %m", t->pid,
+					 t->comm);
+	if (st.start_time != t->start_time || st.state == 'X') {
+		mark_gone(e, t);
+		return 0;
+	}
+	if (st.state == 'Z') {
+		/*
+		 * The pidfd says the process lives: its main thread exited
+		 * (pthread_exit) and other threads run.  Judge it by them.
+		 */
+		r = qj_proc_threads_state(t->pid, &st.state);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the threads of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r < 0 || st.state == 'Z')
+			return 0; /* exiting: the pidfd will say so */
+	}
+	if (t->killed_by_us || t->stopped_by_us) {
+		r = qj_proc_status_read(t->pid, &ps);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the signals of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r < 0)
+			return 0; /* exiting */
+	}
+	if (t->killed_by_us && ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
+		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
+		mark_gone(e, t);
+		return 0;
 	}
 	if (app_frozen(e, t->app)) {
 		t->activity = QJ_TASK_FROZEN;
-		return;
+		return 0;
 	}
 	if (st.state == 'T' || st.state == 't') {
 		t->activity = QJ_TASK_STOPPED;
-		(void)qj_sample_restart(&t->sample, &st, now);
-		return;
+		r = qj_sample_restart(&t->sample, &st, now);
+		if (r < 0 && !exited(r, t))
+			return r;
+		return 0;
 	}
 	if (t->stopped_by_us) {
-		struct qj_proc_status ps;
-
 		/*
 		 * A SIGSTOP takes effect when the task next runs; starved at
 		 * the idle class that can take a while.  Still pending: stopping.
 		 */
-		if (qj_proc_status_read(t->pid, &ps) == 0 &&
-		    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)))) {
+		if ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))) {
 			t->activity = QJ_TASK_STOPPED;
-			return;
+			return 0;
 		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
 		t->stopped_by_us = false;
 		t->activity = QJ_TASK_CONTINUED;
-		(void)qj_sample_restart(&t->sample, &st, now);
-		return;
+		r = qj_sample_restart(&t->sample, &st, now);
+		if (r < 0 && !exited(r, t))
+			return r;
+		return 0;
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
-	if (r == -ESRCH)
-		mark_gone(e, t);
-	else if (r == 1) {
+	if (r == -ESRCH || r == -ENOENT) {
+		if (exited(r, t))
+			mark_gone(e, t);
+		return 0;
+	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to sample %d (%s): %m", t->pid, t->comm);
+	if (r == 1) {
 		struct app_state *a = app_state(e, t->app);
 
 		/*
@@ -970,6 +1313,7 @@ static void observe(struct qj_engine *e, struct task *t, uint64_t now)
 			  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
 			  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
 	}
+	return 0;
 }
 
 static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
@@ -1040,6 +1384,8 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		return log_warning_errno(r, "Failed to apply %s to %d (%s), ignoring: %m",
 					 qj_ladder_action_name(action), t->pid, t->comm);
 	}
+	follow_add(e, t, qj_ladder_action_name(action));
+	group_restart(e, a, now); /* the app's demand is judged afresh after an action */
 	cg = qj_cgroup_app_path(e->cg, t->app);
 	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
 		   qj_ladder_action_name(action), t->pid, t->comm, cg ? cg : t->app,
@@ -1050,7 +1396,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	return 1;
 }
 
-static void sample_groups(struct qj_engine *e, uint64_t now);
+static int sample_groups(struct qj_engine *e, uint64_t now);
 
 int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
@@ -1063,12 +1409,22 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	follow_prune(e, now_usec);
 	for (size_t i = 0; i < e->n_apps; i++) {
-		e->apps[i].struck = false;
-		e->apps[i].have_base = false;
-		e->apps[i].busy = false;
+		struct app_state *a = &e->apps[i];
+
+		a->struck = false;
+		a->have_base = a->busy = a->judged = a->suspect = false;
+		a->g_rung = -1;
+		a->g_sweeping = a->g_pending = false;
+		a->g_n = 0;
+		a->holding[0] = 0;
 	}
-	sample_groups(e, now_usec);
+	r = sample_groups(e, now_usec);
+	if (r < 0) {
+		e->quiescing = false;
+		return r;
+	}
 	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
 		e->jail_usage_begin = 0;
 	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
@@ -1084,6 +1440,11 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	r = rescan(e, now_usec);
 	if (r < 0)
 		return r;
+	if (e->state_dirty) {
+		r = save_state(e);
+		if (r < 0)
+			log_warning_errno(r, "Failed to save state, ignoring: %m");
+	}
 	return 0;
 }
 
@@ -1100,24 +1461,297 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
 	return 0;
 }
 
-/* Per app group: did the group as a whole want more than busy_threshold of a CPU? */
-static void sample_groups(struct qj_engine *e, uint64_t now)
+/* Starts @a's next group window now: what came before an action says nothing after it. */
+static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
+{
+	uint64_t v;
+
+	a->judged = false;
+	a->busy = false;
+	a->have_base = group_demand(e, a->name, &v) == 0;
+	a->t0_usec = now;
+	a->base_usec = a->have_base ? v : 0;
+}
+
+/*
+ * Per app group: did the group as a whole want more than busy_threshold of a
+ * CPU over the window, whatever the lifetime of its tasks?  Fails closed: a
+ * group whose counters cannot be read fails the step.
+ */
+static int sample_groups(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		uint64_t v;
+		int r;
 
-		if (group_demand(e, a->name, &v) < 0)
+		if (!jailed_app(e, a->name))
 			continue;
+		r = group_demand(e, a->name, &v);
+		if (r == -ENOENT)
+			continue; /* no such group (yet) */
+		if (r < 0)
+			return log_warning_errno(r, "Failed to read the CPU use of app %s: %m",
+						 a->name);
 		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
 			continue;
-		if (a->have_base)
-			a->busy = qj_sample_is_busy((v - a->base_usec) * NSEC_PER_USEC,
-						    now - a->t0_usec, e->p->busy_threshold);
+		if (a->have_base) {
+			uint64_t used = v > a->base_usec ? v - a->base_usec : 0;
+
+			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
+						    e->p->busy_threshold);
+			a->judged = true;
+			a->suspect = a->busy;
+			a->last_cpu_ms = used / 1000;
+			a->last_window_ms = (now - a->t0_usec) / 1000;
+			if (a->busy)
+				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64 " ms", a->name,
+					  a->last_cpu_ms, a->last_window_ms);
+		}
 		a->have_base = true;
 		a->t0_usec = now;
 		a->base_usec = v;
 	}
+	return 0;
+}
+
+/* One kill-log record per group action, written once its outcome is known. */
+static void log_group(struct qj_engine *e, struct app_state *a, const char *outcome)
+{
+	const struct qj_rung *rung = &e->p->rungs[a->g_rung];
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
+	char reason[96];
+	json_t *o, *pids;
+
+	a->g_pending = false;
+	log_info("Group %s of app %s: %s (%u tasks)", qj_ladder_action_name(rung->action), a->name,
+		 outcome, a->g_n);
+	if (!e->log)
+		return;
+	snprintf(reason, sizeof(reason), "app busy, its tasks handled or too short-lived");
+	pids = json_array();
+	for (unsigned i = 0; pids && i < a->g_n && i < GROUP_PIDS_MAX; i++)
+		(void)json_array_append_new(pids, json_integer(a->g_pids[i]));
+	o = json_pack("{s:I,s:I,s:s,s:s?,s:s,s:s,s:i,s:s,s:s,s:i,s:o,s:I,s:I,s:s,s:i}", "ts",
+		      (json_int_t)a->g_applied_realtime_usec, "cycle", (json_int_t)e->cycle, "app",
+		      a->name, "cgroup", cg, "scope", "group", "action",
+		      qj_ladder_action_name(rung->action), "rung", a->g_rung, "rung_name",
+		      rung->name, "reason", reason, "tasks", (int)a->g_n, "pids",
+		      pids ? pids : json_null(), "cpu_ms", (json_int_t)a->g_cpu_ms, "window_ms",
+		      (json_int_t)a->g_window_ms, "outcome", outcome, "strikes",
+		      (int)(a->strikes + a->struck));
+	append_record(e, o);
+}
+
+static void group_note(struct app_state *a, pid_t pid)
+{
+	if (a->g_n < GROUP_PIDS_MAX)
+		a->g_pids[a->g_n] = pid;
+	a->g_n++;
+}
+
+/*
+ * Sends the group's current rung (stop, or term) to every task of @a not yet
+ * reached.  Returns how many it reached, or a negative errno.
+ */
+static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
+{
+	enum qj_action action = e->p->rungs[a->g_rung].action;
+	int n = 0;
+
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		int r;
+
+		if (t->gone || strcmp(t->app, a->name) != 0)
+			continue;
+		if (action == QJ_ACTION_SIGSTOP) {
+			if (t->stopped_by_us || t->activity == QJ_TASK_STOPPED)
+				continue;
+			r = send_signal(t, SIGSTOP);
+			if (r == 0) {
+				t->stopped_by_us = true;
+				e->n_stopped_cycle++;
+			}
+		} else {
+			if (t->killed_by_us)
+				continue;
+			r = send_signal(t, SIGTERM);
+			if (r == 0)
+				(void)send_signal(t, SIGCONT);
+			t->stopped_by_us = false;
+			t->killed_by_us = r == 0;
+		}
+		if (r == -ESRCH) {
+			mark_gone(e, t);
+			continue;
+		}
+		if (r < 0)
+			return log_warning_errno(r, "Failed to send %s to %d (%s) in app %s: %m",
+						 qj_ladder_action_name(action), t->pid, t->comm,
+						 a->name);
+		if (t->pending)
+			log_action(e, t, "ignored"); /* its own rung did not block it */
+		t->by_group = true;
+		t->rung = a->g_rung;
+		t->applied_usec = now;
+		t->activity = QJ_TASK_UNKNOWN;
+		follow_add(e, t, qj_ladder_action_name(action));
+		group_note(a, t->pid);
+		n++;
+	}
+	return n;
+}
+
+/* Applies group rung @rung to app @a: stop/term sweeps, cgroup.freeze, cgroup.kill. */
+static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint64_t now)
+{
+	enum qj_action action = e->p->rungs[rung].action;
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
+	int r = 0;
+
+	if (a->g_pending)
+		log_group(e, a, "ignored");
+	a->g_rung = rung;
+	a->g_applied_usec = now;
+	a->g_applied_realtime_usec = realtime_now();
+	a->g_n = 0;
+	a->g_cpu_ms = a->last_cpu_ms;
+	a->g_window_ms = a->last_window_ms;
+	a->g_pending = true;
+	a->g_sweeping = false;
+	a->struck = true;
+	e->n_actions++;
+	switch (action) {
+	case QJ_ACTION_SIGSTOP:
+	case QJ_ACTION_SIGTERM:
+		a->g_sweeping = true;
+		r = group_sweep(e, a, now);
+		break;
+	case QJ_ACTION_FREEZE:
+		/* Atomic against fork: children of a frozen task start frozen. */
+		r = qj_cgroup_freeze(e->cg, a->name, true);
+		if (r == 0)
+			a->frozen_by_us = true;
+		break;
+	case QJ_ACTION_SIGKILL:
+		/* cgroup.kill: every task, and none can fork away meanwhile. */
+		r = qj_cgroup_kill(e->cg, a->name);
+		for (size_t i = 0; r == 0 && i < e->n_tasks; i++) {
+			struct task *t = &e->tasks[i];
+
+			if (t->gone || strcmp(t->app, a->name) != 0)
+				continue;
+			if (t->pending)
+				log_action(e, t, "ignored");
+			t->killed_by_us = true;
+			t->stopped_by_us = false;
+			t->by_group = true;
+			group_note(a, t->pid);
+		}
+		break;
+	default:
+		r = -EINVAL; /* the notify rung never applies to a group */
+	}
+	if (r < 0) {
+		a->g_pending = false;
+		return log_warning_errno(r, "Failed to apply group %s to app %s: %m",
+					 qj_ladder_action_name(action), a->name);
+	}
+	log_notice("Applied %s to app %s (%s), %d tasks: app busy, %" PRIu64 " ms of %" PRIu64
+		   " ms, its tasks handled or too short-lived",
+		   qj_ladder_action_name(action), a->name, cg ? cg : a->name, (int)a->g_n,
+		   a->g_cpu_ms, a->g_window_ms);
+	group_restart(e, a, now);
+	return 1;
+}
+
+static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->holding[0])
+		return; /* the first reason found this step */
+	va_start(ap, fmt);
+	vsnprintf(a->holding, sizeof(a->holding), fmt, ap);
+	va_end(ap);
+	a->holding_next_usec = next;
+}
+
+/*
+ * The group ladder for busy app @a its tasks do not explain: the next group
+ * rung when its grace is over.  1 when a rung was applied, 0, or -errno.
+ */
+static int group_escalate(struct qj_engine *e, struct app_state *a, uint64_t now, uint64_t *next)
+{
+	const struct qj_app *app = qj_policy_find_app(e->p, a->name);
+	struct qj_ladder_task lt = { .rung = a->g_rung,
+				     .applied_usec = a->g_applied_usec,
+				     .activity = QJ_TASK_BUSY,
+				     .catches_sigxcpu = false,
+				     .strikes = a->strikes };
+	struct qj_ladder_decision d;
+	int r, applied = 0;
+
+	r = qj_ladder_decide(e->p, app, &lt, now, &d);
+	if (r < 0)
+		return r;
+	if (d.verdict == QJ_LADDER_APPLY) {
+		r = group_apply(e, a, d.rung, now);
+		if (r == -ENOMEM)
+			return r;
+		applied = 1;
+		d.next_usec = now + CONFIRM_USEC;
+		hold_up(a, d.next_usec, "group %s: app busy, %" PRIu64 " ms of %" PRIu64 " ms",
+			e->p->rungs[d.rung].name, a->last_cpu_ms, a->last_window_ms);
+	} else if (d.verdict == QJ_LADDER_WAIT) {
+		hold_up(a, d.next_usec, "app busy, next group rung after grace");
+	} else {
+		if (a->g_pending)
+			log_group(e, a, "ignored");
+		hold_up(a, USEC_INFINITY, "app busy after its last group rung");
+	}
+	if (d.next_usec < *next)
+		*next = d.next_usec;
+	return applied;
+}
+
+/* Does @t of @a let the system suspend?  Unmeasured tasks count when their app is quiet. */
+static bool task_blocked(const struct task *t, const struct app_state *a)
+{
+	if (qj_task_activity_is_blocked(t->activity))
+		return true;
+	return t->activity == QJ_TASK_UNKNOWN && t->rung < 0 && a && a->judged && !a->busy &&
+	       !a->g_sweeping;
+}
+
+/* The quiesce ran past its bound: one record per app holding it up, then the step fails. */
+static int quiesce_timeout(struct qj_engine *e, uint64_t now)
+{
+	uint64_t bound = qj_policy_quiesce_bound_usec(e->p);
+
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		json_t *o;
+
+		if (!a->holding[0])
+			continue;
+		log_warning("Quiesce of cycle %" PRIu64 " past its bound of %" PRIu64
+			    " ms: app %s still %s",
+			    e->cycle, bound / 1000, a->name, a->holding);
+		if (!e->log)
+			continue;
+		o = json_pack("{s:I,s:s,s:s,s:o,s:s,s:I,s:I}", "cycle", (json_int_t)e->cycle, "app",
+			      a->name, "action", "quiesce-timeout", "reason",
+			      qj_json_string_escaped(a->holding), "outcome", "failed", "bound_ms",
+			      (json_int_t)(bound / 1000), "window_ms",
+			      (json_int_t)((now - e->begin_usec) / 1000));
+		append_record(e, o);
+	}
+	return -ETIMEDOUT;
 }
 
 int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
@@ -1128,10 +1762,20 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 
 	if (!e->quiescing)
 		return -ESTALE;
+	if (now_usec > e->begin_usec + qj_policy_quiesce_bound_usec(e->p))
+		return quiesce_timeout(e, now_usec);
+	for (size_t i = 0; i < e->n_apps; i++) {
+		e->apps[i].explained = false;
+		e->apps[i].new_tasks = 0;
+		e->apps[i].n_live = 0;
+		e->apps[i].holding[0] = 0;
+	}
 	r = rescan(e, now_usec);
 	if (r < 0)
 		return r;
-	sample_groups(e, now_usec);
+	r = sample_groups(e, now_usec);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 		const struct qj_app *app = qj_policy_find_app(e->p, t->app);
@@ -1141,7 +1785,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 
 		if (!as)
 			return -ENOMEM;
-		observe(e, t, now_usec);
+		r = observe(e, t, now_usec);
+		if (r < 0)
+			return r;
 		if (t->gone)
 			continue;
 		if (t->pending && (t->activity == QJ_TASK_IDLE || t->activity == QJ_TASK_STOPPED ||
@@ -1182,8 +1828,33 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		}
 		if (d.verdict == QJ_LADDER_EXEMPT)
 			continue;
-		if (!qj_task_activity_is_blocked(t->activity) || d.verdict == QJ_LADDER_APPLY)
+		if (t->activity != QJ_TASK_STOPPED && t->activity != QJ_TASK_FROZEN)
+			as->n_live++;
+		/*
+		 * A visible busy task on the per-task ladder explains its app's
+		 * demand; so does one acted on and not measured since (starved
+		 * at the idle class), for a grace and two windows.
+		 */
+		if (t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED ||
+		    d.verdict == QJ_LADDER_APPLY ||
+		    (t->activity == QJ_TASK_UNKNOWN && t->rung >= 0 &&
+		     now_usec < t->applied_usec + e->p->rungs[t->rung].grace_usec +
+					2 * e->p->sample_window_usec))
+			as->explained = true;
+		if (!task_blocked(t, as) || d.verdict == QJ_LADDER_APPLY) {
 			all_blocked = false;
+			if (d.verdict == QJ_LADDER_APPLY)
+				hold_up(as, d.next_usec, "%s sent to %d (%s)",
+					e->p->rungs[d.rung].name, t->pid, t->comm);
+			else if (d.verdict == QJ_LADDER_EXHAUSTED)
+				hold_up(as, USEC_INFINITY, "busy after its last rung: %d (%s)",
+					t->pid, t->comm);
+			else if (t->activity == QJ_TASK_UNKNOWN)
+				hold_up(as, d.next_usec, "measuring %d (%s)", t->pid, t->comm);
+			else
+				hold_up(as, d.next_usec, "%s %d (%s), next rung after grace",
+					qj_task_activity_to_string(t->activity), t->pid, t->comm);
+		}
 		if (d.next_usec < next)
 			next = d.next_usec;
 		/* Keep measuring whatever is not stopped or frozen. */
@@ -1191,7 +1862,88 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
 	}
-	if (changed) {
+
+	/* App-level demand: the group ladder for apps whose tasks cannot explain it. */
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		const struct qj_app *app = jailed_app(e, a->name);
+
+		if (!app || app->exempt)
+			continue;
+		if (a->g_sweeping) {
+			r = group_sweep(e, a, now_usec);
+			if (r < 0)
+				return r;
+			if ((r > 0 || a->new_tasks > 0) &&
+			    now_usec >= a->g_applied_usec + e->p->rungs[a->g_rung].grace_usec) {
+				/*
+				 * Forking faster than the sweep for a whole grace
+				 * period: the next group rung (cgroup.freeze or
+				 * cgroup.kill are atomic against fork).
+				 */
+				log_notice("App %s outruns the group %s sweep: next rung", a->name,
+					   e->p->rungs[a->g_rung].name);
+				a->g_sweeping = false;
+				all_blocked = false;
+				r = group_escalate(e, a, now_usec, &next);
+				if (r < 0)
+					return r;
+				changed = true;
+				continue;
+			}
+			if (r > 0 || a->new_tasks > 0) {
+				/* Not stable yet: list cgroup.procs again in a moment. */
+				changed = true;
+				all_blocked = false;
+				hold_up(a, now_usec + CONFIRM_USEC,
+					"group %s sweep: %u tasks so far",
+					e->p->rungs[a->g_rung].name, a->g_n);
+				if (now_usec + CONFIRM_USEC < next)
+					next = now_usec + CONFIRM_USEC;
+				continue;
+			}
+			/* cgroup.procs stable, every task reached: judge it from here. */
+			a->g_sweeping = false;
+			group_restart(e, a, now_usec);
+		}
+		if (a->have_base && a->t0_usec + e->p->sample_window_usec < next &&
+		    (a->g_pending || !all_blocked))
+			next = a->t0_usec + e->p->sample_window_usec;
+		if (!a->judged) {
+			/*
+			 * Busy when last judged, acted on since: it holds the
+			 * quiesce until a window says it is idle, unless nothing
+			 * of it can run any more.
+			 */
+			if (a->suspect && a->n_live > 0) {
+				all_blocked = false;
+				hold_up(a, a->t0_usec + e->p->sample_window_usec,
+					"busy in its last window, judged again after an action");
+				if (a->t0_usec + e->p->sample_window_usec < next)
+					next = a->t0_usec + e->p->sample_window_usec;
+			}
+			continue;
+		}
+		if (!a->busy) {
+			if (a->g_pending)
+				log_group(e, a,
+					  e->p->rungs[a->g_rung].action == QJ_ACTION_SIGTERM ||
+							  e->p->rungs[a->g_rung].action ==
+								  QJ_ACTION_SIGKILL ?
+						  "killed" :
+						  "blocked");
+			continue;
+		}
+		if (a->explained)
+			continue;
+		all_blocked = false;
+		r = group_escalate(e, a, now_usec, &next);
+		if (r < 0)
+			return r;
+		changed |= r > 0;
+	}
+	follow_sync(e);
+	if (changed || e->state_dirty) {
 		r = save_state(e);
 		if (r < 0)
 			log_warning_errno(r, "Failed to save state, ignoring: %m");
@@ -1202,6 +1954,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		*ret_next_usec = USEC_INFINITY;
 		return 1;
 	}
+	/* Never past the bound without a look: that step ends the quiesce. */
+	if (next > e->begin_usec + qj_policy_quiesce_bound_usec(e->p))
+		next = e->begin_usec + qj_policy_quiesce_bound_usec(e->p) + 1;
 	if (next <= now_usec)
 		next = now_usec + 1;
 	*ret_next_usec = next;
@@ -1279,6 +2034,12 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			log_action(e, t, t->gone ? gone_outcome(t) : "restored");
 		slack_restore(e, t);
 	}
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].g_pending)
+			log_group(e, &e->apps[i],
+				  e->p->rungs[e->apps[i].g_rung].action == QJ_ACTION_SIGKILL ?
+					  "killed" :
+					  "restored");
 	r = qj_cgroup_set_idle(e->cg, false);
 	if (r < 0 && ret == 0)
 		ret = log_warning_errno(r, "Failed to restore the jail's CPU class: %m");
@@ -1288,6 +2049,13 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			e->apps[i].struck = false;
 		}
 	write_summary(e, why, now, continued, thawed);
+	/* Follow what this cycle acted on a while longer: deaths the resume brings. */
+	for (size_t i = 0; i < e->n_follows; i++)
+		if (e->follows[i].until_usec == USEC_INFINITY)
+			e->follows[i].until_usec = now + FOLLOW_AFTER_USEC;
+	if (e->pm)
+		(void)qj_procmon_dispatch(e->pm, on_event, e);
+	follow_prune(e, now);
 	log_info("Cycle %" PRIu64 " restored (%s): %u actions, %u continued, %u thawed", e->cycle,
 		 why ? why : "restore", e->n_actions, continued, thawed);
 	tasks_clear(e);
@@ -1320,9 +2088,21 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 		c.busy += t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED;
 		c.stopped += t->stopped_by_us;
 	}
-	for (size_t i = 0; i < e->n_apps; i++)
-		c.frozen += e->apps[i].frozen_by_us;
+	for (size_t i = 0; i < e->n_apps; i++) {
+		const struct app_state *a = &e->apps[i];
+
+		c.frozen += a->frozen_by_us;
+		if (e->quiescing && a->holding[0] && !c.holding_app[0]) {
+			snprintf(c.holding_app, sizeof(c.holding_app), "%s", a->name);
+			snprintf(c.holding, sizeof(c.holding), "%s", a->holding);
+			c.holding_next_usec = a->holding_next_usec;
+		}
+	}
 	c.killed = e->n_killed;
+	c.resyncs = e->resyncs;
+	c.bound_usec = qj_policy_quiesce_bound_usec(e->p);
+	if (e->quiescing)
+		c.quiesce_usec = now_usec(CLOCK_MONOTONIC) - e->begin_usec;
 	*ret = c;
 	return 0;
 }
@@ -1371,6 +2151,8 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		if (as) {
 			x.strikes = as->strikes;
 			x.frozen = as->frozen_by_us;
+			if (e->quiescing)
+				snprintf(x.holding, sizeof(x.holding), "%s", as->holding);
 		}
 	}
 	if (a && a->trust == QJ_TRUST_JAILED && !a->exempt)

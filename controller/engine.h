@@ -25,6 +25,13 @@ struct qj_engine_counts {
 	unsigned stopped; /* processes qosjail holds stopped */
 	unsigned frozen; /* app groups qosjail froze */
 	unsigned killed; /* processes killed in the current/last cycle */
+	unsigned resyncs; /* process-event overruns resynchronised from /proc, since start */
+	/* While quiescing: the app the quiesce waits for and why ("" when none). */
+	char holding_app[64];
+	char holding[96];
+	uint64_t holding_next_usec; /* when that may change (CLOCK_MONOTONIC), or USEC_INFINITY */
+	uint64_t bound_usec; /* the policy's quiesce bound */
+	uint64_t quiesce_usec; /* how long the current quiesce has run, 0 when none */
 };
 
 /*
@@ -79,6 +86,7 @@ struct qj_engine_explain {
 	unsigned strikes; /* of its app, before this cycle */
 	bool catches_sigxcpu;
 	int first_rung; /* where a busy task of its app starts on the ladder, -1 none */
+	char holding[96]; /* its app holds the quiesce up: why and what comes next; "" */
 };
 
 /* Fills @ret for @pid.  -ESRCH when there is no such process. */

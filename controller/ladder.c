@@ -18,10 +18,16 @@ static int last_rung(const struct qj_policy *p, const struct qj_app *a)
 	return last;
 }
 
-static bool rung_applies(const struct qj_policy *p, int i, bool catches_sigxcpu)
+static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int i,
+			 bool catches_sigxcpu)
 {
-	/* A notification nobody listens to is a wasted grace period. */
-	return p->rungs[i].action != QJ_ACTION_SIGXCPU || catches_sigxcpu;
+	/*
+	 * A notification nobody listens to is a wasted grace period.  And
+	 * catching SIGXCPU is not consent: it is the CPU-limit signal, and
+	 * programs (GNU make, Chromium) catch it to clean up and die.  Only an
+	 * app whose policy says it understands the notification gets it.
+	 */
+	return p->rungs[i].action != QJ_ACTION_SIGXCPU || (a && a->notify && catches_sigxcpu);
 }
 
 static int search_from(const struct qj_policy *p, const struct qj_app *a, int from,
@@ -30,7 +36,7 @@ static int search_from(const struct qj_policy *p, const struct qj_app *a, int fr
 	int last = last_rung(p, a);
 
 	for (int i = from < 0 ? 0 : from; i <= last; i++)
-		if (rung_applies(p, i, catches_sigxcpu))
+		if (rung_applies(p, a, i, catches_sigxcpu))
 			return i;
 	return -1;
 }
@@ -86,10 +92,15 @@ int qj_ladder_decide(const struct qj_policy *p, const struct qj_app *a,
 
 	switch (t->activity) {
 	case QJ_TASK_UNKNOWN:
-		/* The engine adds the end of the sample window. */
+		/*
+		 * The engine adds the end of the sample window.  A grace that
+		 * ended before the window did changes nothing until a
+		 * measurement comes: a deadline in the past would have the
+		 * engine look again at once, in a loop, until the window ends.
+		 */
 		deadline = t->rung >= 0 ? t->applied_usec + p->rungs[t->rung].grace_usec :
 					  USEC_INFINITY;
-		set(ret, QJ_LADDER_WAIT, -1, deadline);
+		set(ret, QJ_LADDER_WAIT, -1, deadline > now_usec ? deadline : USEC_INFINITY);
 		return 0;
 	case QJ_TASK_CONTINUED:
 		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu);

@@ -1542,6 +1542,16 @@ static void walk_strike_rung(struct ctx *c, struct node *n, void *obj, const str
 		c->p->strike_rung = i;
 }
 
+/* quiesce_bound is derived (--dump prints it); accepted back as a duration and not used. */
+static void walk_quiesce_bound(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	uint64_t ignored;
+
+	(void)obj;
+	(void)f;
+	(void)get_duration(c, n, 0, UINT64_MAX, &ignored);
+}
+
 static void walk_escalation(struct ctx *c, struct node *n, void *obj, const struct field *f)
 {
 	static const struct field fields[] = {
@@ -1552,6 +1562,7 @@ static void walk_escalation(struct ctx *c, struct node *n, void *obj, const stru
 		  .min = 0,
 		  .max = 1000 },
 		{ .key = "strike_rung", .type = F_CUSTOM, .walk = walk_strike_rung },
+		{ .key = "quiesce_bound", .type = F_CUSTOM, .walk = walk_quiesce_bound },
 	};
 	uint64_t present = walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
 	int i;
@@ -1762,6 +1773,7 @@ static void walk_apps(struct ctx *c, struct node *n, void *obj, const struct fie
 		{ .key = "match", .type = F_CUSTOM, .walk = walk_match },
 		{ .key = "trust", .type = F_CUSTOM, .walk = walk_trust },
 		{ .key = "exempt", .type = F_BOOL, .offset = offsetof(struct app_parse, a.exempt) },
+		{ .key = "notify", .type = F_BOOL, .offset = offsetof(struct app_parse, a.notify) },
 		{ .key = "start_rung", .type = F_CUSTOM, .walk = walk_start_rung },
 		{ .key = "max_rung", .type = F_CUSTOM, .walk = walk_max_rung },
 		{ .key = "holds", .type = F_CUSTOM, .walk = walk_holds },
@@ -2318,6 +2330,15 @@ const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 	return NULL;
 }
 
+uint64_t qj_policy_quiesce_bound_usec(const struct qj_policy *p)
+{
+	uint64_t ladder = 0;
+
+	for (size_t i = 0; i < p->n_rungs; i++)
+		ladder += p->rungs[i].grace_usec + p->sample_window_usec;
+	return 2 * (p->sample_window_usec + ladder);
+}
+
 const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name)
 {
 	for (size_t i = 0; name && i < p->n_apps; i++)
@@ -2495,6 +2516,7 @@ static json_t *json_app(const struct qj_policy *p, const struct qj_app *a)
 	}
 	if (set_new(o, "trust", json_string(qj_trust_to_string(a->trust))) < 0 ||
 	    set_new(o, "exempt", json_boolean(a->exempt)) < 0 ||
+	    set_new(o, "notify", json_boolean(a->notify)) < 0 ||
 	    set_new(o, "start_rung", json_string(p->rungs[a->start_rung].name)) < 0 ||
 	    set_new(o, "max_rung", json_string(p->rungs[a->max_rung].name)) < 0)
 		goto fail;
@@ -2563,7 +2585,8 @@ static json_t *policy_to_json(const struct qj_policy *p)
 			goto fail;
 	}
 	if (set_new(e, "max_strikes", json_integer(p->max_strikes)) < 0 ||
-	    set_new(e, "strike_rung", json_string(p->rungs[p->strike_rung].name)) < 0)
+	    set_new(e, "strike_rung", json_string(p->rungs[p->strike_rung].name)) < 0 ||
+	    set_new(e, "quiesce_bound", json_duration(qj_policy_quiesce_bound_usec(p))) < 0)
 		goto fail;
 
 	apps = json_array();

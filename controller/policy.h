@@ -89,6 +89,7 @@ struct qj_app {
 	uid_t match_uid;
 	enum qj_trust trust;
 	bool exempt; /* jailed but never escalated against */
+	bool notify; /* consents to the notify rung (SIGXCPU): catching SIGXCPU is not consent */
 	int start_rung; /* index into the ladder; default 0 */
 	int max_rung; /* index into the ladder; default last rung */
 	unsigned hold_max; /* concurrent holds an app may own; 0 = none allowed */
@@ -196,6 +197,13 @@ int qj_policy_dump_json(const struct qj_policy *p, FILE *f);
 const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 				     const char *cmdline, uid_t uid);
 const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name);
+/*
+ * The longest a quiesce may take before it ends in a logged failure: every
+ * rung needs its grace and a sample window to judge it, the per-task ladder
+ * and then the group ladder of an app whose work hops between tasks may both
+ * run, plus a first window for each.  2 * (window + sum(grace + window)).
+ */
+uint64_t qj_policy_quiesce_bound_usec(const struct qj_policy *p);
 
 /* True when @uid or one of @gids (the peer's groups) is allowed.  Groups count only once resolved. */
 bool qj_principals_allow(const struct qj_principals *pr, uid_t uid, const gid_t *gids,

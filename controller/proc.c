@@ -196,6 +196,60 @@ int qj_proc_timerslack_set(pid_t tid, uint64_t ns)
 	return r == -ENOENT ? -ESRCH : r;
 }
 
+int qj_proc_threads_state(pid_t pid, char *ret)
+{
+	_cleanup_free_ pid_t *tids = NULL;
+	size_t n = 0, live = 0, stopped = 0;
+	bool runnable = false;
+	int r;
+
+	r = qj_proc_tids(pid, &tids, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		struct qj_proc_stat st;
+		char rel[64];
+
+		snprintf(rel, sizeof(rel), "%d/task/%d", pid, tids[i]);
+		r = qj_proc_stat_read_path(rel, &st);
+		if (r == -ESRCH || r == -ENOENT)
+			continue; /* exited meanwhile */
+		if (r < 0)
+			return r;
+		if (st.state == 'Z' || st.state == 'X')
+			continue;
+		live++;
+		stopped += st.state == 'T' || st.state == 't';
+		runnable |= st.state == 'R';
+	}
+	*ret = live == 0 ? 'Z' : stopped == live ? 'T' : runnable ? 'R' : 'S';
+	return 0;
+}
+
+int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct qj_proc_stat st;
+	char path[64], buf[32];
+	size_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	/* Checked after open: the fd pins the task the check sees. */
+	r = qj_proc_stat_read(tid, &st);
+	if (r < 0)
+		return r;
+	if (st.start_time != start_time)
+		return -ESRCH;
+	len = (size_t)snprintf(buf, sizeof(buf), "%" PRIu64, ns);
+	if (write(fd, buf, len) != (ssize_t)len)
+		return errno == ESRCH ? -ESRCH : negative_errno();
+	return 0;
+}
+
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n)
 {
 	char path[64];

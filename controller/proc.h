@@ -51,6 +51,19 @@ int qj_proc_timerslack_set(pid_t tid, uint64_t ns);
  * (SO_PEERPIDFD) do, e.g. under valgrind 3.19.
  */
 bool qj_pidfd_exited(int pidfd);
+/*
+ * Sets @tid's timer slack only if @tid is still the thread that started at
+ * @start_time (stat field 22): the file is opened first, and an open /proc
+ * file stays bound to its task, so a reused tid is never written.  -ESRCH when
+ * the thread is gone or the tid reused.
+ */
+int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns);
+/*
+ * The state of a process whose main thread exited (its stat says Z while
+ * other threads run), judged by its live threads: 'T' when all are stopped,
+ * 'R' when one is runnable, 'S' otherwise, 'Z' when none is left.
+ */
+int qj_proc_threads_state(pid_t pid, char *ret);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

@@ -4,8 +4,9 @@
  * sequence checks off, CN_IDX_PROC joined before connect, an 8 MiB receive
  * buffer (32 KiB loses most of a burst of 1000 forks), and the NL_CB_MSG_IN
  * callback because connector messages are typed NLMSG_DONE.  A socket filter
- * drops every event but exec in the kernel: 6.1 cannot filter by itself, and
- * without it every fork and exit on the machine would wake the daemon.
+ * drops every event but exec, and exits of the few processes the engine follows
+ * after acting on them, in the kernel: 6.1 cannot filter by itself, and without
+ * it every fork and exit on the machine would wake the daemon.
  */
 #include <arpa/inet.h>
 #include <linux/cn_proc.h>
@@ -13,6 +14,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
@@ -45,10 +47,18 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	/* cn->data is only 4-byte aligned in the netlink buffer: copy (UBSan). */
 	memcpy(&evbuf, cn->data, sizeof(evbuf));
-	if (ev->what != PROC_EVENT_EXEC)
+	if (ev->what == PROC_EVENT_EXEC) {
+		e.what = QJ_PROC_EXEC;
+		e.pid = ev->event_data.exec.process_pid;
+		e.tgid = ev->event_data.exec.process_tgid;
+	} else if (ev->what == PROC_EVENT_EXIT) {
+		e.what = QJ_PROC_EXIT;
+		e.pid = ev->event_data.exit.process_pid;
+		e.tgid = ev->event_data.exit.process_tgid;
+		e.exit_code = (int)ev->event_data.exit.exit_code;
+	} else {
 		return NL_SKIP;
-	e.pid = ev->event_data.exec.process_pid;
-	e.tgid = ev->event_data.exec.process_tgid;
+	}
 	m->count++;
 	if (m->cb) {
 		r = m->cb(&e, m->ud);
@@ -58,21 +68,52 @@ static int on_msg(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-/* Classic BPF: accept exec events (and the listen acknowledgement), drop the rest. */
-static int attach_exec_filter(int fd)
+/*
+ * Classic BPF: accept exec events (and the listen acknowledgement), exits of
+ * the watched processes (every exit when @n is too many to name), drop the
+ * rest.
+ */
+static int attach_filter(int fd, const pid_t *tgids, size_t n)
 {
-	const uint32_t what_off =
-		NLMSG_LENGTH(0) + offsetof(struct cn_msg, data) + offsetof(struct proc_event, what);
-	struct sock_filter code[] = {
-		/* BPF_ABS loads are big-endian: compare against htonl() of the host value. */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, what_off),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC), 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_NONE), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-	};
-	struct sock_fprog prog = { .len = ARRAY_SIZE(code), .filter = code };
+	const uint32_t data = NLMSG_LENGTH(0) + offsetof(struct cn_msg, data);
+	const uint32_t what_off = data + offsetof(struct proc_event, what);
+	const uint32_t tgid_off = data + offsetof(struct proc_event, event_data.exit.process_tgid);
+	struct sock_filter code[6 + QJ_PROCMON_MAX_WATCH];
+	bool all = n > QJ_PROCMON_MAX_WATCH;
+	size_t k = 0, accept, drop;
+	struct sock_fprog prog;
 
+	if (all)
+		n = 0;
+	/* Layout: what; exec?; none?; exit?; tgid; n compares; drop; accept. */
+	drop = 5 + n;
+	accept = drop + 1;
+	/* BPF_ABS loads are big-endian: compare against htonl() of the host value. */
+	code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, what_off);
+	code[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_EXEC),
+					       (uint8_t)(accept - k - 1), 0);
+	k++;
+	code[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(PROC_EVENT_NONE),
+					       (uint8_t)(accept - k - 1), 0);
+	k++;
+	if (all) {
+		code[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						       htonl(PROC_EVENT_EXIT),
+						       (uint8_t)(accept - k - 1), 0);
+	} else {
+		code[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						       htonl(PROC_EVENT_EXIT), 0,
+						       (uint8_t)(drop - k - 1));
+	}
+	k++;
+	code[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, tgid_off);
+	for (size_t i = 0; i < n; i++, k++)
+		code[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						       htonl((uint32_t)tgids[i]),
+						       (uint8_t)(accept - k - 1), 0);
+	code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	code[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+	prog = (struct sock_fprog){ .len = (unsigned short)k, .filter = code };
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		return negative_errno();
 	return 0;
@@ -128,7 +169,7 @@ int qj_procmon_new(struct qj_procmon **ret)
 	/* nl_connect() set 32 KiB; bursts of forks need far more. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		log_debug_errno(errno, "SO_RCVBUFFORCE failed, ignoring: %m");
-	r = attach_exec_filter(fd);
+	r = attach_filter(fd, NULL, 0);
 	if (r < 0)
 		log_debug_errno(r,
 				"Exec-only socket filter failed, every process event wakes us: %m");
@@ -159,6 +200,11 @@ struct qj_procmon *qj_procmon_free(struct qj_procmon *m)
 int qj_procmon_fd(const struct qj_procmon *m)
 {
 	return m ? nl_socket_get_fd(m->sk) : -EBADF;
+}
+
+int qj_procmon_watch_exits(struct qj_procmon *m, const pid_t *tgids, size_t n)
+{
+	return attach_filter(nl_socket_get_fd(m->sk), tgids, n);
 }
 
 int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_event *ev, void *ud),

@@ -131,9 +131,15 @@ static int add_thread(int sched_fd, int status_fd, char state, struct qj_demand 
 	return 0;
 }
 
+/* The thread exited meanwhile: it adds nothing.  Any other error fails the read. */
+static bool thread_gone(int r)
+{
+	return r == -ESRCH || r == -ENOENT;
+}
+
 static int add_threads(pid_t pid, struct qj_demand *d)
 {
-	pid_t *tids = NULL;
+	_cleanup_free_ pid_t *tids = NULL;
 	size_t n = 0;
 	int r;
 
@@ -145,15 +151,33 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 		_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
 		struct qj_proc_stat tst;
 
+		/*
+		 * Fail closed: a thread we cannot read (EMFILE, ENOMEM, ...) is
+		 * not an idle thread.  Only a thread that exited adds 0.
+		 */
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tids[i]);
 		sfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (sfd < 0) {
+			r = errno == ENOENT ? -ESRCH : negative_errno();
+			if (thread_gone(r))
+				continue;
+			return r;
+		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tids[i]);
 		tfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (tfd < 0) {
+			r = errno == ENOENT ? -ESRCH : negative_errno();
+			if (thread_gone(r))
+				continue;
+			return r;
+		}
 		snprintf(path, sizeof(path), "%d/task/%d", pid, tids[i]);
-		if (sfd >= 0 && tfd >= 0 && qj_proc_stat_read_path(path, &tst) == 0)
-			(void)add_thread(sfd, tfd, tst.state, d); /* exited meanwhile: adds 0 */
+		r = qj_proc_stat_read_path(path, &tst);
+		if (r == 0)
+			r = add_thread(sfd, tfd, tst.state, d);
+		if (r < 0 && !thread_gone(r))
+			return r;
 	}
-	free(tids);
 	return 0;
 }
 

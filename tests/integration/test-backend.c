@@ -306,7 +306,7 @@ static void test_qos_blocked_write_interrupted_by_hold(void **state)
 
 	/* The kernel still has QOS_EVENTUALLY constraints: the write waits, the jail quiesced. */
 	wait_blocked_or_fail(fx, 30000);
-	if (itest_state(pid) != 'T') {
+	if (!itest_stopped_or_stopping(pid)) {
 		harness_dump_log(&fx->h);
 		fail_msg("suspend write started with busy task %d in state %c", pid,
 			 itest_state(pid));

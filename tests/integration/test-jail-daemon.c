@@ -50,6 +50,28 @@ static const char policy_jail[] = "version: 1\n"
 				  "    match: { exe: \"/nonexistent/peer\" }\n"
 				  "    holds: { max: 2 }\n";
 
+/* A ladder of one notify rung, and an app that did not consent to it: nothing applies. */
+static const char policy_stuck[] = "version: 1\n"
+				   "suspend:\n"
+				   "  backend: dry-run\n"
+				   "  idle_delay: 1h\n"
+				   "jail:\n"
+				   "  cgroup: @CG@\n"
+				   "  cpu_cgroup: @CPU@\n"
+				   "  busy_threshold: 20%\n"
+				   "  sample_window: 300ms\n"
+				   "escalation:\n"
+				   "  ladder:\n"
+				   "    - { action: SIGXCPU, grace: 1h }\n"
+				   "apps:\n"
+				   "  - name: stuck\n"
+				   "    match: { exe: \"/nonexistent/stuck\" }\n";
+
+static int setup_stuck(void **state)
+{
+	return harness_setup(state, policy_stuck);
+}
+
 static int setup(void **state)
 {
 	return harness_setup(state, policy_jail);
@@ -151,9 +173,9 @@ static pid_t spawn_busy_until_stopped(struct harness *h, struct qj_conn *c)
 	assert_int_equal(qj_spawn(c, "busy", argv, &pid, NULL), 0);
 	assert_int_equal(qj_suspend(c), 0);
 	/* The busy task does not block: the SIGSTOP rung stops it (grace 1h: no further). */
-	for (int i = 0; i < 1000 && itest_state(pid) != 'T'; i++)
+	for (int i = 0; i < 1000 && !itest_stopped_or_stopping(pid); i++)
 		msleep(10);
-	if (itest_state(pid) != 'T') {
+	if (!itest_stopped_or_stopping(pid)) {
 		harness_dump_log(h);
 		fail_msg("busy task %d not stopped (state %c)", pid, itest_state(pid));
 	}
@@ -193,6 +215,131 @@ static void test_hold_during_cycle_continues_stopped(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "jail"), "stopped")),
 			 0);
 	json_decref(j);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(holder);
+	qj_close(c);
+}
+
+/* The v1 cpu line of /proc/PID/cgroup ends in @want (a hybrid host's cpu controller). */
+static bool v1_cpu_cgroup_is(pid_t pid, const char *want)
+{
+	char path[64], line[512];
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		*cg++ = 0;
+		cg[strcspn(cg, "\n")] = 0;
+		for (char *save = NULL, *tok = strtok_r(ctl + 1, ",", &save); tok;
+		     tok = strtok_r(NULL, ",", &save))
+			if (strcmp(tok, "cpu") == 0)
+				ok = strcmp(cg, want) == 0;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * A task `qosjailctl run`/qj_spawn() started by clone3 into the cgroup2 group is put in
+ * the app's v1 cpu group too (hybrid host), so the jail's cpu.idle reaches it in a cycle.
+ */
+static void test_spawned_task_gets_v1_cpu_group(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char want[300];
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	if (access(h->it->cpu_path, F_OK) < 0) {
+		print_message("skipped: no v1 cpu controller (not a hybrid host)\n");
+		skip();
+	}
+	snprintf(want, sizeof(want), "%s/busy", strstr(h->it->cpu_path, "/qosjail-test-"));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	pid = spawn_busy_until_stopped(h, c);
+	if (!v1_cpu_cgroup_is(pid, want)) {
+		harness_dump_log(h);
+		fail_msg("spawned task %d is not in the v1 cpu group %s", pid, want);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	qj_close(c);
+}
+
+/*
+ * While a quiesce waits, status and explain name the app that holds it up and what
+ * is about to happen: a busy task whose app allows no rung of the ladder.
+ */
+static void test_status_names_app_holding_quiesce(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL, *holder = NULL;
+	char exe[512], cmd[1024], out[4096];
+	char *argv[] = { exe, NULL };
+	const char *app = NULL;
+	json_t *j = NULL, *jail;
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	app_path("busy", exe, sizeof(exe));
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_spawn(c, "stuck", argv, &pid, NULL), 0);
+	msleep(100);
+	assert_int_equal(qj_suspend(c), 0);
+	msleep(700); /* past the first sample windows: measured busy, no rung applies */
+	for (int i = 0; i < 500; i++) {
+		json_decref(j);
+		j = harness_status(h);
+		jail = json_object_get(j, "jail");
+		app = json_string_value(json_object_get(jail, "holding_app"));
+		if (app)
+			break;
+		msleep(20);
+	}
+	if (!app) {
+		harness_dump_log(h);
+		fail_msg("status never named the app holding the quiesce up");
+	}
+	assert_string_equal(app, "stuck");
+	assert_non_null(json_string_value(json_object_get(jail, "holding")));
+	assert_true(json_integer_value(json_object_get(jail, "bound_ms")) > 0);
+	json_decref(j);
+
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s status",
+		 getenv("QJ_BUILD_DIR"), h->socket);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	pclose(f);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "waiting for app stuck"));
+	assert_non_null(strstr(out, "busy after its last rung"));
+	snprintf(cmd, sizeof(cmd), "%s/controller/qosjailctl --socket %s explain %d",
+		 getenv("QJ_BUILD_DIR"), h->socket, pid);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	pclose(f);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "holds the quiesce up"));
+
+	assert_int_equal(qj_open(h->socket, &holder), 0);
+	assert_int_equal(qj_hold(holder, "user", "done", 0, 0), 0);
+	assert_true(harness_wait_state(h, "awake", 5000));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	qj_close(holder);
@@ -410,6 +557,8 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 	assert_true(harness_wait_state(h, "suspending", 5000));
 	assert_int_equal(write(go[1], "n", 1), 1);
 	assert_int_equal(read(report[0], &r, sizeof(r)), sizeof(r));
+	if (r != -EAGAIN)
+		harness_dump_log(h);
 	assert_int_equal(r, -EAGAIN);
 	/* ...and its blocking hold waits: it does not keep the system awake. */
 	assert_int_equal(write(go[1], "b", 1), 1);
@@ -510,6 +659,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hold_during_cycle_continues_stopped, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_kill9_mid_cycle_then_restart, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_spawned_task_gets_v1_cpu_group, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_status_names_app_holding_quiesce, setup_stuck,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
 						harness_teardown),

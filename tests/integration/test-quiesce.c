@@ -5,6 +5,9 @@
  * outside the jail get nothing, every action is in the kill log, nothing
  * jailed runs at the end, and restore undoes it all.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cgroup.h"
@@ -83,7 +89,7 @@ static void test_quiesce_full_ladder(void **state)
 	 */
 	t->p->cpu_idle = false;
 	qj_test_policy_add_app(t->p, "busy");
-	qj_test_policy_add_app(t->p, "polite");
+	qj_test_policy_add_app(t->p, "polite")->notify = true; /* its policy consents */
 	qj_test_policy_add_app(t->p, "stubborn")->start_rung = 2; /* sigterm */
 	qj_test_policy_add_app(t->p, "resurrector");
 	qj_test_policy_add_app(t->p, "forker");
@@ -186,9 +192,17 @@ static void test_quiesce_full_ladder(void **state)
 		json_t *last = NULL;
 
 		assert_non_null(f);
+		/* The cycle's summary; exits the resume brought may follow it. */
 		while (getline(&buf, &cap, f) > 0) {
-			json_decref(last);
-			last = json_loads(buf, 0, NULL);
+			json_t *rec = json_loads(buf, 0, NULL);
+
+			if (strcmp(json_string_value(json_object_get(rec, "action")) ?: "",
+				   "summary") == 0) {
+				json_decref(last);
+				last = rec;
+			} else {
+				json_decref(rec);
+			}
 		}
 		fclose(f);
 		free(buf);
@@ -234,11 +248,141 @@ static void test_quiesce_qos_none(void **state)
 	assert_int_equal(itest_log_count(t, "summary"), 1);
 }
 
+/*
+ * A grace shorter than the sample window: after the notification the task is
+ * unmeasured until the window ends, and the step must sleep until then rather
+ * than look again at once in a loop.  Counts steps and the engine's CPU against the
+ * number of windows the quiesce took.
+ */
+static void test_short_grace_no_step_loop(void **state)
+{
+	struct itest *t = *state;
+	uint64_t start, end, next, cpu0, cpu1;
+	unsigned steps = 0;
+	struct timespec ts;
+	pid_t polite;
+	int r;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	qj_test_policy_set_ladder(t->p,
+				  (const enum qj_action[]){ QJ_ACTION_SIGXCPU, QJ_ACTION_SIGSTOP },
+				  2, 20 * USEC_PER_MSEC);
+	qj_test_policy_add_app(t->p, "polite")->notify = true; /* its policy consents */
+	assert_int_equal(itest_start_engine(t), 0);
+	polite = itest_spawn(t, "qj-polite", "polite", NULL, 0);
+	assert_true(polite > 0);
+
+	start = now_usec(CLOCK_MONOTONIC);
+	cpu0 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, start), 0);
+	for (;;) {
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+		r = qj_engine_quiesce_step(t->e, now, &next);
+		steps++;
+		if (r != 0 || now > start + 30 * USEC_PER_SEC)
+			break;
+		ts.tv_sec = (time_t)(next / USEC_PER_SEC);
+		ts.tv_nsec = (long)(next % USEC_PER_SEC * 1000);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	end = now_usec(CLOCK_MONOTONIC);
+	cpu1 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
+	assert_int_equal(r, 1);
+	assert_log(t, polite, "sigxcpu:blocked");
+	{
+		uint64_t windows = (end - start) / t->p->sample_window_usec + 1;
+
+		print_message("%u steps, %" PRIu64 " ms CPU in %" PRIu64 " ms (%" PRIu64
+			      " windows)\n",
+			      steps, (cpu1 - cpu0) / 1000, (end - start) / 1000, windows);
+		/* A few steps per window (rung, confirmation, window end), not one per microsecond. */
+		assert_true(steps <= 4 * windows + 4);
+		assert_true(cpu1 - cpu0 < (end - start) / 4);
+	}
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+}
+
+/*
+ * Leaves exactly one free file descriptor (RLIMIT_NOFILE at the highest open fd + 1,
+ * holes filled with /dev/null): enough for the step's listing of the jail, not for
+ * per-thread sampling.  Returns the filler fds (closed by fd_pressure_end()).
+ */
+static int fd_pressure_begin(int *fill, int max_fill, struct rlimit *old)
+{
+	struct rlimit rl;
+	int n = 0, top = 0, fd;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, old), 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	for (int i = 0; i < 4096; i++)
+		if (fcntl(i, F_GETFD) >= 0)
+			top = i;
+	rl = *old;
+	rl.rlim_cur = (rlim_t)top + 2; /* one fd above the highest: the spare */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < max_fill && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fill[n++] = fd;
+	assert_true(n < max_fill);
+	/* Free the highest one: one spare fd. */
+	close(fill[--n]);
+	return n;
+}
+
+static void fd_pressure_end(int *fill, int n, const struct rlimit *old)
+{
+	for (int i = 0; i < n; i++)
+		close(fill[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, old), 0);
+}
+
+/*
+ * Fail-closed sampling: when the daemon runs low on file descriptors, a busy
+ * multi-threaded task's threads cannot be read.  The step must fail with the error,
+ * not count the threads as idle and report a quiet jail.
+ */
+static void test_sampling_error_fails_step(void **state)
+{
+	struct itest *t = *state;
+	int fill[4096], n;
+	struct rlimit old;
+	uint64_t next;
+	pid_t spinner;
+	int r;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	t->p->busy_threshold = 0.2; /* busy even on a loaded machine */
+	qj_test_policy_add_app(t->p, "spin");
+	assert_int_equal(itest_start_engine(t), 0);
+	spinner = itest_spawn(t, "qj-spinner", "spin", NULL, 0);
+	assert_true(spinner > 0);
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
+	usleep((useconds_t)t->p->sample_window_usec + 50 * 1000);
+
+	n = fd_pressure_begin(fill, (int)ARRAY_SIZE(fill), &old);
+	r = qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next);
+	fd_pressure_end(fill, n, &old);
+	print_message("step under fd pressure: %d\n", r);
+	assert_int_equal(r, -EMFILE);
+	assert_int_equal(itest_state(spinner) == 'T', false); /* nothing done to it blindly */
+	/* With descriptors back, the same cycle goes on and stops the spinner. */
+	assert_int_equal(itest_steps(t, 30 * USEC_PER_SEC), 1);
+	assert_log(t, spinner, "sigstop:blocked");
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_quiesce_qos_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce_full_ladder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_grace_no_step_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampling_error_fails_step, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

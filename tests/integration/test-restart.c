@@ -175,6 +175,44 @@ static void test_freeze_rung_and_events(void **state)
 	assert_true(wait_event(t, "frz", "populated", 0));
 }
 
+/*
+ * Timer slack a cycle raised is undone by the next instance after kill -9: back to each
+ * thread's own value (a custom one, or the default for a thread that had the default).
+ */
+static void test_restart_restores_timer_slack(void **state)
+{
+	struct itest *t = *state;
+	uint64_t v;
+	pid_t custom, dflt;
+	char path[64];
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	qj_test_policy_add_app(t->p, "idle");
+	assert_int_equal(itest_start_engine(t), 0);
+	custom = itest_spawn(t, "qj-sleeper", "idle", NULL, 0);
+	dflt = itest_spawn(t, "qj-sleeper", "idle", NULL, 0);
+	assert_true(custom > 0 && dflt > 0);
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", custom);
+	assert_int_equal(qj_write_file(path, "123456"), 0);
+	assert_int_equal(qj_proc_timerslack_get(dflt, &v), 0);
+	assert_int_equal(v, 50000); /* the kernel's default */
+
+	assert_int_equal(itest_quiesce(t, 1, 30 * USEC_PER_SEC), 1);
+	assert_int_equal(qj_proc_timerslack_get(custom, &v), 0);
+	assert_int_equal(v, t->p->timer_slack_nsec);
+	assert_int_equal(qj_proc_timerslack_get(dflt, &v), 0);
+	assert_int_equal(v, t->p->timer_slack_nsec);
+
+	/* kill -9 of qosjaild mid-cycle; the next instance undoes the slack. */
+	t->e = qj_engine_free(t->e);
+	assert_int_equal(itest_start_engine(t), 0);
+	assert_int_equal(qj_proc_timerslack_get(custom, &v), 0);
+	assert_int_equal(v, 123456);
+	assert_int_equal(qj_proc_timerslack_get(dflt, &v), 0);
+	assert_int_equal(v, 50000);
+}
+
 /* Strikes persist across cycles and restarts: a repeat offender starts higher. */
 static void test_strikes_across_cycles_and_restart(void **state)
 {
@@ -217,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_restart_undoes_leftovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_restores_timer_slack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_freeze_rung_and_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strikes_across_cycles_and_restart, setup,
 						teardown),

@@ -285,6 +285,16 @@ char itest_state(pid_t pid)
 	return st.state;
 }
 
+bool itest_stopped_or_stopping(pid_t pid)
+{
+	struct qj_proc_status ps;
+
+	if (itest_state(pid) == 'T')
+		return true;
+	return qj_proc_status_read(pid, &ps) == 0 &&
+	       ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1)));
+}
+
 int itest_steps(struct itest *t, uint64_t timeout_usec)
 {
 	uint64_t end = now_usec(CLOCK_MONOTONIC) + timeout_usec;
@@ -305,6 +315,26 @@ int itest_steps(struct itest *t, uint64_t timeout_usec)
 		ts.tv_nsec = (long)(next % USEC_PER_SEC * 1000);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+	}
+}
+
+void itest_pump_events(struct itest *t, uint64_t usec)
+{
+	uint64_t end = now_usec(CLOCK_MONOTONIC) + usec;
+	int fd = qj_engine_procmon_fd(t->e);
+
+	for (;;) {
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (now >= end)
+			return;
+		if (fd < 0) {
+			usleep((useconds_t)(end - now));
+			return;
+		}
+		if (poll(&pfd, 1, (int)((end - now + 999) / 1000)) > 0)
+			(void)qj_engine_on_procmon(t->e);
 	}
 }
 
@@ -392,7 +422,10 @@ static int count_cb(json_t *rec, void *ud)
 
 	if (!a)
 		return 0;
-	if (w->action ? strcmp(a, w->action) == 0 : strcmp(a, "summary") != 0)
+	/* NULL: actions, not summaries nor what followed them (exit, quiesce-timeout). */
+	if (w->action ? strcmp(a, w->action) == 0 :
+			strcmp(a, "summary") != 0 && strcmp(a, "exit") != 0 &&
+				strcmp(a, "quiesce-timeout") != 0)
 		w->count++;
 	return 0;
 }
@@ -408,6 +441,24 @@ int itest_log_count(struct itest *t, const char *action)
 	r = qj_killlog_read(fp, NULL, count_cb, &w);
 	fclose(fp);
 	return r < 0 ? r : w.count;
+}
+
+int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[600];
+	const char *u;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s/cpu.stat", t->cg_path, app);
+	r = qj_read_file(path, &s);
+	if (r < 0)
+		return r;
+	u = strstr(s, "usage_usec ");
+	if (!u)
+		return -ENODATA;
+	*ret = strtoull(u + strlen("usage_usec "), NULL, 10);
+	return 0;
 }
 
 long long itest_read_ll(const char *dir, const char *file)

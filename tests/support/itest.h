@@ -62,18 +62,27 @@ pid_t itest_spawn(struct itest *t, const char *bin, const char *app, char *line,
 const char *itest_bin_dir(struct itest *t, char *buf, size_t size);
 /* State letter from /proc/PID/stat, 0 when gone. */
 char itest_state(pid_t pid);
+/*
+ * Stopped, or a SIGSTOP pending (a task starved at the jail's idle class acts on
+ * it when it next runs; it runs nothing of its own before).
+ */
+bool itest_stopped_or_stopping(pid_t pid);
 /* Runs begin and steps until done; returns the last step result or -ETIMEDOUT. */
 int itest_quiesce(struct itest *t, uint64_t cycle, uint64_t timeout_usec);
 int itest_steps(struct itest *t, uint64_t timeout_usec);
 
+/* Feeds the engine its process events (as the daemon's loop does) for @usec. */
+void itest_pump_events(struct itest *t, uint64_t usec);
 /* Actions/outcomes of @pid's kill log records (in order) as "sigstop:blocked,...". */
 int itest_log_of(struct itest *t, pid_t pid, char *buf, size_t size);
-/* Number of records with action @action (NULL: all non-summary records). */
+/* Number of records with action @action (NULL: actions: not summary, exit, quiesce-timeout). */
 int itest_log_count(struct itest *t, const char *action);
 /* Records of app @app with action @action (NULL: any action but summaries). */
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
 /* Records of @pid whose reason is @reason. */
 int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason);
+/* usage_usec of app @app's cgroup2 group (cpu.stat): 0, or a negative errno. */
+int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret);
 /* Reads an integer knob file. */
 long long itest_read_ll(const char *dir, const char *file);
 

@@ -13,7 +13,7 @@
 #define G (500 * USEC_PER_MSEC)
 #define T0 (1000 * USEC_PER_SEC)
 
-enum app_kind { APP_DEFAULT, APP_EXEMPT, APP_MAX1, APP_START2 };
+enum app_kind { APP_DEFAULT, APP_EXEMPT, APP_MAX1, APP_START2, APP_NO_CONSENT };
 
 struct ladder_case {
 	const char *name;
@@ -34,6 +34,14 @@ static const struct ladder_case cases[] = {
 	  0,
 	  QJ_LADDER_APPLY,
 	  0,
+	  USEC_INFINITY },
+	{ "busy, catches sigxcpu, no notify consent in the policy: skip sigxcpu",
+	  APP_NO_CONSENT,
+	  { -1, 0, QJ_TASK_BUSY, true, 0 },
+	  T0,
+	  0,
+	  QJ_LADDER_APPLY,
+	  1,
 	  USEC_INFINITY },
 	{ "busy, no handler: skip sigxcpu",
 	  APP_DEFAULT,
@@ -139,6 +147,14 @@ static const struct ladder_case cases[] = {
 	  QJ_LADDER_WAIT,
 	  -1,
 	  T0 + G },
+	{ "unknown after action, grace over: only the engine's window can tell",
+	  APP_DEFAULT,
+	  { 1, T0, QJ_TASK_UNKNOWN, false, 0 },
+	  T0 + G,
+	  0,
+	  QJ_LADDER_WAIT,
+	  -1,
+	  USEC_INFINITY },
 	{ "unknown before any action: engine's window",
 	  APP_DEFAULT,
 	  { -1, 0, QJ_TASK_UNKNOWN, false, 0 },
@@ -216,7 +232,7 @@ static const struct ladder_case cases[] = {
 
 struct fixture {
 	struct qj_policy *p;
-	struct qj_app *apps[4];
+	struct qj_app *apps[5];
 };
 
 static int setup(void **state)
@@ -224,11 +240,12 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	f->p = qj_test_policy_new(G);
-	qj_test_policy_add_app(f->p, "default");
+	qj_test_policy_add_app(f->p, "default")->notify = true;
 	qj_test_policy_add_app(f->p, "exempt")->exempt = true;
 	qj_test_policy_add_app(f->p, "max1")->max_rung = 1;
 	qj_test_policy_add_app(f->p, "start2")->start_rung = 2;
-	for (int i = 0; i < 4; i++)
+	qj_test_policy_add_app(f->p, "noconsent");
+	for (int i = 0; i < 5; i++)
 		f->apps[i] = &f->p->apps[i];
 	*state = f;
 	return 0;

@@ -456,7 +456,27 @@ static void test_parse_fields(void **state)
 	assert_int_equal(p->apps[0].hold_max, 64); /* trusted default */
 	assert_int_equal(p->apps[1].hold_max, 0); /* jailed default */
 	assert_int_equal(p->apps[1].max_rung, 1);
+	assert_false(p->apps[1].notify); /* the notify rung needs consent */
 	assert_int_equal(p->log_max_bytes, 65536);
+}
+
+/* The quiesce bound: 2 x (window + sum over rungs of grace + window), and --dump says it. */
+static void test_quiesce_bound(void **state)
+{
+	_cleanup_(qj_policy_freep) struct qj_policy *p =
+		parse_ok("version: 1\n"
+			 "jail: { sample_window: 500ms }\n"
+			 "escalation:\n"
+			 "  ladder: [ { action: STOP, grace: 1s }, { action: KILL, grace: 2s } ]\n"
+			 "  quiesce_bound: 1h\n" /* derived: accepted and ignored */
+			 "apps: [ { name: j, notify: true } ]\n");
+	_cleanup_free_ char *text = NULL;
+
+	(void)state;
+	assert_int_equal(qj_policy_quiesce_bound_usec(p), 2 * (500 + 1500 + 2500) * USEC_PER_MSEC);
+	assert_true(p->apps[0].notify);
+	text = dump(p);
+	assert_non_null(strstr(text, "\"quiesce_bound\": \"9s\""));
 }
 
 static void test_strike_rung_default_without_stop(void **state)
@@ -595,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_example_policies_valid),
 		cmocka_unit_test(test_default_is_minimal),
 		cmocka_unit_test(test_parse_fields),
+		cmocka_unit_test(test_quiesce_bound),
 		cmocka_unit_test(test_strike_rung_default_without_stop),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_principals),

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Adversaries in a real jail: programs that try, by accident or on purpose, to
+ * keep the system awake past the jail.  For each: the quiesce ends (the engine's
+ * "suspending") within the policy's bound, the jail's group then uses no CPU
+ * over half a second, a jailed sleeper and a trusted busy process outside the
+ * jail are not touched, and the restore leaves nothing stopped or frozen.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cgroup.h"
+#include "itest.h"
+#include "proc.h"
+#include "test-policy.h"
+#include "util.h"
+
+#define GRACE (300 * USEC_PER_MSEC)
+/* Generous: the machine is shared; the bound itself is checked by bench-evasion. */
+#define TIMEOUT (60 * USEC_PER_SEC)
+
+static int setup(void **state)
+{
+	*state = itest_new(GRACE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	itest_free(*state);
+	return 0;
+}
+
+static uint64_t group_usage_usec(struct itest *t, const char *app)
+{
+	uint64_t v = 0;
+
+	assert_int_equal(itest_usage_usec(t, app, &v), 0);
+	return v;
+}
+
+/* Every thread of every process of @app: none stopped, and the group not frozen. */
+static void assert_nothing_stopped(struct itest *t, const char *app)
+{
+	char dir[512];
+	pid_t *pids = NULL;
+	size_t n = 0;
+	char path[600];
+
+	snprintf(dir, sizeof(dir), "%s/%s", t->cg_path, app);
+	assert_int_equal(itest_read_ll(dir, "cgroup.freeze"), 0);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	assert_int_equal(qj_cgroup_read_pids(path, &pids, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		char st = 0;
+
+		/* A SIGCONT takes effect when the task next runs: give it a moment. */
+		for (int k = 0; k < 200; k++) {
+			if (qj_proc_threads_state(pids[i], &st) < 0 || st != 'T')
+				break;
+			usleep(10 * 1000);
+		}
+		if (st == 'T')
+			fail_msg("%d in %s still stopped after the restore", pids[i], app);
+	}
+	free(pids);
+}
+
+struct bystanders {
+	pid_t sleeper; /* jailed, blocks in read(2) */
+	pid_t trusted; /* busy, outside the jail */
+};
+
+static void bystanders_start(struct itest *t, struct bystanders *b)
+{
+	b->sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
+	b->trusted = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+	assert_true(b->sleeper > 0 && b->trusted > 0);
+}
+
+static void bystanders_check(struct itest *t, const struct bystanders *b)
+{
+	char got[256];
+	char s;
+
+	assert_true(itest_log_of(t, b->sleeper, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+	assert_true(itest_log_of(t, b->trusted, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+	s = itest_state(b->sleeper);
+	assert_true(s == 'S');
+	s = itest_state(b->trusted);
+	assert_true(s == 'R' || s == 'S');
+}
+
+/*
+ * Quiesces with the adversary in app "adv" and checks the containment promise.
+ * Returns the time the quiesce took.
+ */
+static uint64_t contain(struct itest *t, uint64_t cycle)
+{
+	uint64_t t0, took, u0, u1;
+	int r;
+
+	t0 = now_usec(CLOCK_MONOTONIC);
+	r = itest_quiesce(t, cycle, TIMEOUT);
+	took = now_usec(CLOCK_MONOTONIC) - t0;
+	print_message("quiesce: %d after %" PRIu64 " ms\n", r, took / 1000);
+	assert_int_equal(r, 1);
+	/* Judged again once every signal has taken effect: still all blocked. */
+	usleep(100 * 1000);
+	{
+		uint64_t next;
+
+		assert_int_equal(qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next), 1);
+	}
+	/* "Suspending": the jail runs nothing. */
+	u0 = group_usage_usec(t, "adv");
+	usleep(500 * 1000);
+	u1 = group_usage_usec(t, "adv");
+	print_message("adv group CPU over 500 ms while suspending: %" PRIu64 " us\n", u1 - u0);
+	assert_true(u1 - u0 <= 8000); /* two 4 ms ticks of slop */
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_nothing_stopped(t, "adv");
+	return took;
+}
+
+static void start(struct itest *t)
+{
+	/*
+	 * No idle CPU class: on a loaded machine it starves an adversary so much
+	 * that it cannot even hop.  Containment must not depend on it.
+	 */
+	t->p->cpu_idle = false;
+	/* Busy means 20% of a CPU: what an app gets of a loaded machine still counts. */
+	t->p->busy_threshold = 0.2;
+	qj_test_policy_add_app(t->p, "adv");
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+}
+
+/* pthread_exit() in main while two threads spin: stat says Z, the threads burn a CPU. */
+static void test_main_thread_exit(void **state)
+{
+	struct itest *t = *state;
+	struct bystanders b;
+	char got[256];
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, "qj-mainexit", "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(100 * 1000);
+	assert_int_equal(itest_state(adv), 'Z');
+	contain(t, 1);
+	bystanders_check(t, &b);
+	assert_true(itest_log_of(t, adv, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigstop:blocked");
+	/* Alive after the resume, its threads running again. */
+	assert_int_equal(itest_state(adv), 'Z');
+	{
+		char st;
+
+		assert_int_equal(qj_proc_threads_state(adv, &st), 0);
+		assert_true(st == 'R' || st == 'S');
+	}
+}
+
+/*
+ * The notify rung only with consent.  A program that catches SIGXCPU to clean up and
+ * die of it (GNU make does) is not notified when its policy does not say it
+ * understands the notification: it is stopped and lives on after the resume.
+ */
+static void test_notify_needs_consent(void **state)
+{
+	struct itest *t = *state;
+	char got[256];
+	pid_t mk;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	mk = itest_spawn(t, "qj-cleanup", "adv", NULL, 0);
+	assert_true(mk > 0);
+	contain(t, 1);
+	itest_pump_events(t, 500 * USEC_PER_MSEC);
+	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigstop:blocked");
+	assert_true(itest_state(mk) == 'R' || itest_state(mk) == 'S');
+}
+
+/*
+ * With consent it is notified; it keeps spinning while it "cleans up", is stopped,
+ * and dies of SIGXCPU after the resume: the kill log says so, with the signal.
+ */
+static void test_death_after_resume_logged(void **state)
+{
+	struct itest *t = *state;
+	char got[256];
+	pid_t mk;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false; /* measured, not starved, on a loaded machine */
+	qj_test_policy_add_app(t->p, "adv")->notify = true;
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+	if (qj_engine_procmon_fd(t->e) < 0)
+		fail_msg("no process events (proc connector) here");
+	mk = itest_spawn(t, "qj-cleanup", "adv", NULL, 0);
+	assert_true(mk > 0);
+	contain(t, 1);
+	for (int i = 0; i < 50 && itest_state(mk) != 0 && itest_state(mk) != 'Z'; i++)
+		itest_pump_events(t, 100 * USEC_PER_MSEC);
+	itest_pump_events(t, 300 * USEC_PER_MSEC);
+	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "sigxcpu:ignored,sigstop:blocked,exit:killed");
+	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
+}
+
+/* Group records of app "adv" for @action, and the task count of the last one. */
+static int group_records(struct itest *t, const char *action)
+{
+	return itest_log_count_app(t, "adv", action);
+}
+
+/* Work hopping to a fresh process every 20-100 ms: only the app's group sees it. */
+static void test_hop_process(void **state)
+{
+	struct itest *t = *state;
+	struct bystanders b;
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, "qj-hopper", "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(200 * 1000);
+	contain(t, 1);
+	bystanders_check(t, &b);
+	/* One group record says what was done to the app as a whole. */
+	assert_true(group_records(t, "sigstop") >= 1);
+	/* It goes on hopping after the resume. */
+	{
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(300 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		assert_true(u1 - u0 > 10 * 1000);
+	}
+}
+
+/* Kill-log records of app "adv" with outcome @outcome. */
+static int count_outcome(struct itest *t, const char *outcome)
+{
+	FILE *f = fopen(t->log_path, "re");
+	char *buf = NULL;
+	size_t cap = 0;
+	int n = 0;
+
+	assert_non_null(f);
+	while (getline(&buf, &cap, f) > 0) {
+		json_t *rec = json_loads(buf, 0, NULL);
+		const char *app = json_string_value(json_object_get(rec, "app"));
+		const char *o = json_string_value(json_object_get(rec, "outcome"));
+
+		if (app && o && strcmp(app, "adv") == 0 && strcmp(o, outcome) == 0)
+			n++;
+		json_decref(rec);
+	}
+	free(buf);
+	fclose(f);
+	return n;
+}
+
+/* Runs one adversary in app "adv" with the bystanders and checks the containment. */
+static void adversary(struct itest *t, const char *bin, bool alive_after)
+{
+	struct bystanders b;
+	pid_t adv;
+
+	start(t);
+	bystanders_start(t, &b);
+	adv = itest_spawn(t, bin, "adv", NULL, 0);
+	assert_true(adv > 0);
+	usleep(300 * 1000);
+	contain(t, 1);
+	itest_pump_events(t, 200 * USEC_PER_MSEC);
+	bystanders_check(t, &b);
+	/* Nothing was killed: stopped, then continued by the resume. */
+	assert_int_equal(count_outcome(t, "killed"), 0);
+	if (alive_after) {
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(300 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		print_message("adv group CPU over 300 ms after the resume: %" PRIu64 " us\n",
+			      u1 - u0);
+		assert_true(u1 - u0 > 10 * 1000);
+	}
+}
+
+static void test_hop_thread(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-hopthread", true);
+}
+
+static void test_daemonizer(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-daemonize", true);
+}
+
+static void test_duty_cycler(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-dutycycle", true);
+	assert_true(itest_log_count_app(*state, "adv", "sigstop") >= 1);
+}
+
+static void test_short_spinners(void **state)
+{
+	ITEST_REQUIRE(*state);
+	adversary(*state, "qj-spinners", true);
+}
+
+/* A `make -j2` build loop: stopped and continued, never killed (no SIGXCPU without consent). */
+static void test_make_loop(void **state)
+{
+	struct itest *t = *state;
+	char mk[256], cmd[512];
+	FILE *f;
+
+	ITEST_REQUIRE(t);
+	snprintf(mk, sizeof(mk), "%s/Makefile", t->tmpdir);
+	f = fopen(mk, "we");
+	assert_non_null(f);
+	fprintf(f, "all: a b c d\n"
+		   "a b c d:\n"
+		   "\t@awk 'BEGIN { for (i = 0; i < 3000000; i++) x += i }'\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && while :; do make -s -j2 -B all >/dev/null 2>&1 || exit 3; done",
+		 t->tmpdir);
+	setenv("QJ_RUN_CMD", cmd, 1);
+	adversary(t, "qj-run", true);
+}
+
+/* A shell pipeline of busy programs. */
+static void test_shell_pipeline(void **state)
+{
+	ITEST_REQUIRE(*state);
+	setenv("QJ_RUN_CMD", "cat /dev/zero | gzip -1 | md5sum >/dev/null", 1);
+	adversary(*state, "qj-run", true);
+}
+
+/* GET @path from 127.0.0.1:@port into @buf; true on an HTTP 200 answer. */
+static bool http_get(int port, const char *path, char *buf, size_t size)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 5 };
+	char req[256];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return false;
+	}
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return false;
+	}
+	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = 0;
+	close(fd);
+	return strncmp(buf, "HTTP/1.1 200", 12) == 0 || strncmp(buf, "HTTP/1.0 200", 12) == 0;
+}
+
+/*
+ * Headless Chromium (Debian's) on a page that spins in JavaScript and in a worker:
+ * contained, and after the resume the browser is alive and answers on its DevTools
+ * port with the page still there; nothing of it was killed, by the kill log.
+ */
+static void test_chromium(void **state)
+{
+	struct itest *t = *state;
+	int port = 20000 + getpid() % 20000;
+	char page[256], cmd[1024], buf[8192];
+	struct bystanders b;
+	bool up = false;
+	FILE *f;
+
+	ITEST_REQUIRE(t);
+	if (access("/usr/bin/chromium", X_OK) < 0) {
+		if (itest_ci())
+			fail_msg("chromium not installed (scripts/setup installs it)");
+		print_message("skipped: no /usr/bin/chromium (scripts/setup installs it)\n");
+		skip();
+	}
+	snprintf(page, sizeof(page), "%s/spin.html", t->tmpdir);
+	f = fopen(page, "we");
+	assert_non_null(f);
+	fputs("<!doctype html><title>spin</title><script>\n"
+	      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
+	      " {type: 'text/javascript'})));\n"
+	      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
+	      " setTimeout(spin, 10); }\nspin();\n</script>\n",
+	      f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
+		 "--user-data-dir=%s/chromium --remote-debugging-port=%d file://%s "
+		 ">/dev/null 2>&1",
+		 t->tmpdir, port, page);
+	setenv("QJ_RUN_CMD", cmd, 1);
+	start(t);
+	bystanders_start(t, &b);
+	assert_true(itest_spawn(t, "qj-run", "adv", NULL, 0) > 0);
+	for (int i = 0; i < 600 && !up; i++) {
+		up = http_get(port, "/json/list", buf, sizeof(buf)) && strstr(buf, "spin.html");
+		if (!up)
+			usleep(100 * 1000);
+	}
+	assert_true(up);
+	usleep(1000 * 1000); /* the page spinning */
+	contain(t, 1);
+	itest_pump_events(t, 500 * USEC_PER_MSEC);
+	bystanders_check(t, &b);
+	/* Alive and answering, the page still open. */
+	up = false;
+	for (int i = 0; i < 100 && !up; i++) {
+		up = http_get(port, "/json/list", buf, sizeof(buf)) && strstr(buf, "spin.html");
+		if (!up)
+			usleep(100 * 1000);
+	}
+	assert_true(up);
+	itest_pump_events(t, 1000 * USEC_PER_MSEC);
+	assert_int_equal(count_outcome(t, "killed"), 0);
+	assert_true(http_get(port, "/json/version", buf, sizeof(buf)));
+}
+
+/* Processes created on the whole machine so far (/proc/stat "processes"). */
+static long forks_total(void)
+{
+	char *s = NULL, *u;
+	long v = 0;
+
+	if (qj_read_file("/proc/stat", &s) == 0 && (u = strstr(s, "\nprocesses ")))
+		v = strtol(u + strlen("\nprocesses "), NULL, 10);
+	free(s);
+	return v;
+}
+
+/*
+ * A fork storm: 10,000 processes started as fast as they can be, each an exec event,
+ * unread by the engine while it lasts (the daemon busy elsewhere): the event socket
+ * may overrun, and the resync from /proc and cgroup.procs must hold.  Then the storm
+ * goes on at its pace and is contained like any other app.
+ */
+static void test_fork_storm(void **state)
+{
+	struct itest *t = *state;
+	struct qj_engine_counts c = {};
+	struct bystanders b;
+	uint64_t end;
+	long first;
+	int r = 0;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	bystanders_start(t, &b);
+	assert_true(itest_spawn(t, "qj-forkstorm", "adv", NULL, 0) > 0);
+	/*
+	 * 10,000 processes (machine-wide fork count) without reading events; at most
+	 * 15 s: a 2-CPU machine shared with builds and fuzzers managed only ~100
+	 * fork+exec a second (an idle one does 10,000 in a few seconds).
+	 */
+	end = now_usec(CLOCK_MONOTONIC) + 15 * USEC_PER_SEC;
+	first = forks_total();
+	while (forks_total() - first < 10000 && now_usec(CLOCK_MONOTONIC) < end)
+		usleep(100 * 1000);
+	print_message("storm: %ld processes started before the quiesce\n", forks_total() - first);
+	itest_pump_events(t, 200 * USEC_PER_MSEC);
+	assert_int_equal(qj_engine_counts(t->e, &c), 0);
+	print_message("process-event overruns resynchronised: %u\n", c.resyncs);
+	/* Quiesce while events keep coming: the daemon reads them between steps. */
+	r = qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC));
+	assert_int_equal(r, 0);
+	end = now_usec(CLOCK_MONOTONIC) + TIMEOUT;
+	for (;;) {
+		uint64_t next;
+
+		itest_pump_events(t, 0);
+		r = qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next);
+		if (r != 0 || now_usec(CLOCK_MONOTONIC) > end)
+			break;
+		while (now_usec(CLOCK_MONOTONIC) < next && now_usec(CLOCK_MONOTONIC) < end)
+			itest_pump_events(t, next - now_usec(CLOCK_MONOTONIC) < 50 * USEC_PER_MSEC ?
+						     next - now_usec(CLOCK_MONOTONIC) :
+						     50 * USEC_PER_MSEC);
+	}
+	assert_int_equal(r, 1);
+	{
+		uint64_t u0 = group_usage_usec(t, "adv"), u1;
+
+		usleep(500 * 1000);
+		u1 = group_usage_usec(t, "adv");
+		print_message("adv group CPU over 500 ms while suspending: %" PRIu64 " us\n",
+			      u1 - u0);
+		assert_true(u1 - u0 <= 8000);
+	}
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_nothing_stopped(t, "adv");
+	bystanders_check(t, &b);
+}
+
+/*
+ * A busy app no rung may touch (a ladder of one notify rung, and no consent): the
+ * quiesce ends at its bound in a failure the kill log explains.
+ */
+static void test_bound_ends_in_logged_failure(void **state)
+{
+	struct itest *t = *state;
+	uint64_t t0, took, bound;
+	pid_t adv;
+	int r;
+
+	ITEST_REQUIRE(t);
+	qj_test_policy_set_ladder(t->p, (const enum qj_action[]){ QJ_ACTION_SIGXCPU }, 1, GRACE);
+	start(t);
+	adv = itest_spawn(t, "qj-busy", "adv", NULL, 0);
+	assert_true(adv > 0);
+	bound = qj_policy_quiesce_bound_usec(t->p);
+	t0 = now_usec(CLOCK_MONOTONIC);
+	r = itest_quiesce(t, 1, 10 * bound);
+	took = now_usec(CLOCK_MONOTONIC) - t0;
+	print_message("quiesce: %d after %" PRIu64 " ms, bound %" PRIu64 " ms\n", r, took / 1000,
+		      bound / 1000);
+	assert_int_equal(r, -ETIMEDOUT);
+	assert_true(took >= bound && took < bound + 2 * USEC_PER_SEC);
+	assert_int_equal(itest_log_count_app(t, "adv", "quiesce-timeout"), 1);
+	assert_int_equal(qj_engine_restore(t->e, "failed"), 0);
+}
+
+/* kill -9 of the daemon after a group stop: the next instance continues every task. */
+static void test_group_stop_undone_by_restart(void **state)
+{
+	struct itest *t = *state;
+	struct qj_engine_counts c;
+	pid_t adv;
+
+	ITEST_REQUIRE(t);
+	start(t);
+	adv = itest_spawn(t, "qj-hopper", "adv", NULL, 0);
+	assert_true(adv > 0);
+	assert_int_equal(itest_quiesce(t, 1, TIMEOUT), 1);
+	assert_int_equal(qj_engine_counts(t->e, &c), 0);
+	assert_true(c.stopped >= 1);
+	t->e = qj_engine_free(t->e); /* kill -9: nothing undone */
+	assert_int_equal(itest_start_engine(t), 0);
+	assert_nothing_stopped(t, "adv");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_main_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_process, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hop_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemonizer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duty_cycler, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_spinners, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_make_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shell_pipeline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chromium, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_storm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_ends_in_logged_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_stop_undone_by_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
+	};
+
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_hop*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
