@@ -1520,7 +1520,7 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 {
 	const struct qj_rung *rung = &e->p->rungs[a->g_rung];
 	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, a->name);
-	char reason[96];
+	char reason[96], ts[32];
 	json_t *o, *pids;
 
 	a->g_pending = false;
@@ -1529,13 +1529,15 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 	if (!e->log)
 		return;
 	snprintf(reason, sizeof(reason), "app busy, its tasks handled or too short-lived");
+	if (qj_format_rfc3339(a->g_applied_realtime_usec, ts, sizeof(ts)) < 0)
+		ts[0] = '\0';
 	pids = json_array();
 	for (unsigned i = 0; pids && i < a->g_n && i < GROUP_PIDS_MAX; i++)
 		(void)json_array_append_new(pids, json_integer(a->g_pids[i]));
-	o = json_pack("{s:I,s:I,s:s,s:s?,s:s,s:s,s:i,s:s,s:s,s:i,s:o,s:I,s:I,s:s,s:i}", "ts",
-		      (json_int_t)a->g_applied_realtime_usec, "cycle", (json_int_t)e->cycle, "app",
-		      a->name, "cgroup", cg, "scope", "group", "action",
-		      qj_ladder_action_name(rung->action), "rung", a->g_rung, "rung_name",
+	/* When the rung was applied, not when its outcome is known; as text, like every record. */
+	o = json_pack("{s:s,s:I,s:s,s:s?,s:s,s:s,s:i,s:s,s:s,s:i,s:o,s:I,s:I,s:s,s:i}", "ts", ts,
+		      "cycle", (json_int_t)e->cycle, "app", a->name, "cgroup", cg, "scope", "group",
+		      "action", qj_ladder_action_name(rung->action), "rung", a->g_rung, "rung_name",
 		      rung->name, "reason", reason, "tasks", (int)a->g_n, "pids",
 		      pids ? pids : json_null(), "cpu_ms", (json_int_t)a->g_cpu_ms, "window_ms",
 		      (json_int_t)a->g_window_ms, "outcome", outcome, "strikes",

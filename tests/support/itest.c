@@ -376,6 +376,17 @@ int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason)
 	return r < 0 ? r : w.count;
 }
 
+/* Every record an operator reads has its time as RFC 3339 text, as `qosjailctl log` shows it. */
+static int check_ts_cb(json_t *rec, void *ud)
+{
+	uint64_t usec;
+
+	(void)ud;
+	if (qj_parse_rfc3339(json_string_value(json_object_get(rec, "ts")) ?: "", &usec) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
 int itest_log_count_app(struct itest *t, const char *app, const char *action)
 {
 	struct qj_killlog_filter f = { .app = app, .action = action };
@@ -384,7 +395,7 @@ int itest_log_count_app(struct itest *t, const char *app, const char *action)
 
 	if (!fp)
 		return -errno;
-	r = qj_killlog_read(fp, &f, NULL, NULL);
+	r = qj_killlog_read(fp, &f, check_ts_cb, NULL);
 	fclose(fp);
 	return r;
 }
