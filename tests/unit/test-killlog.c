@@ -408,6 +408,58 @@ static void test_killlog_highest_cycle(void **state)
 	l = qj_killlog_free(l);
 }
 
+/*
+ * An odd rotation (.1 planted as a symlink to a log with a higher cycle, a FIFO
+ * nobody writes, a directory) is not read: the daemon neither follows it nor
+ * blocks on it, and the live log's highest cycle stands.
+ */
+static void test_killlog_odd_rotation_ignored(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_kill_record r = rec(3, "busy", 100, "sigstop");
+	char old[128], decoy[128];
+	FILE *fp;
+
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_append(l, &r), 0);
+	l = qj_killlog_free(l);
+	snprintf(old, sizeof(old), "%s.1", f->path);
+	snprintf(decoy, sizeof(decoy), "%s/decoy.log", f->dir);
+	fp = fopen(decoy, "we");
+	assert_non_null(fp);
+	fputs("{\"cycle\":99,\"action\":\"summary\"}\n", fp);
+	fclose(fp);
+
+	/* The decoy itself, as a regular .1, would count: the test can tell. */
+	assert_int_equal(link(decoy, old), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 99);
+	l = qj_killlog_free(l);
+	assert_int_equal(unlink(old), 0);
+
+	assert_int_equal(symlink(decoy, old), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 3);
+	l = qj_killlog_free(l);
+	assert_int_equal(unlink(old), 0);
+
+	/* A FIFO with no writer: an open without O_NONBLOCK would hang here. */
+	assert_int_equal(mkfifo(old, 0600), 0);
+	alarm(10);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	alarm(0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 3);
+	l = qj_killlog_free(l);
+	assert_int_equal(unlink(old), 0);
+
+	assert_int_equal(mkdir(old, 0700), 0);
+	assert_int_equal(qj_killlog_open(f->path, 0, 1, &l), 0);
+	assert_int_equal(qj_killlog_highest_cycle(l), 3);
+	l = qj_killlog_free(l);
+	assert_int_equal(rmdir(old), 0);
+}
+
 static void test_rfc3339(void **state)
 {
 	char buf[32];
@@ -437,6 +489,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killlog_cuts_torn_tail_at_open, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_highest_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_odd_rotation_ignored, setup, teardown),
 		cmocka_unit_test(test_rfc3339),
 	};
 
