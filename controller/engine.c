@@ -86,6 +86,11 @@ struct task {
 	unsigned seen; /* rescan generation */
 	bool gone;
 	bool stopped_by_us;
+	/*
+	 * The cycle sent it SIGSTOP: the restore continues it whatever state it
+	 * was last seen in (a stop seen "continued" may still take effect).
+	 */
+	bool sent_stop;
 	bool killed_by_us;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
 	/* The last action, logged once its outcome is known. */
@@ -1183,7 +1188,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 
 		if (t->gone || t->seen == e->generation)
 			continue;
-		if (!qj_pidfd_exited(t->pidfd) && t->stopped_by_us)
+		if (!qj_pidfd_exited(t->pidfd) && (t->stopped_by_us || t->sent_stop))
 			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
 		mark_gone(e, t);
 	}
@@ -1279,6 +1284,20 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 			t->activity = QJ_TASK_STOPPED;
 			return 0;
 		}
+		/*
+		 * Neither stopped nor pending: the stop may have been dequeued
+		 * between the two reads (stat said R, status no longer has it).
+		 * The dequeue and the stopped state are one step under the
+		 * task's signal lock, so a thread in T now is that stop.
+		 */
+		r = qj_proc_some_thread_stopped(t->pid);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the threads of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r != 0) {
+			t->activity = QJ_TASK_STOPPED; /* or exiting: the pidfd will say so */
+			return 0;
+		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
 		t->stopped_by_us = false;
 		t->activity = QJ_TASK_CONTINUED;
@@ -1343,7 +1362,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	case QJ_ACTION_SIGSTOP:
 		r = send_signal(t, SIGSTOP);
 		if (r == 0) {
-			t->stopped_by_us = true;
+			t->stopped_by_us = t->sent_stop = true;
 			e->n_stopped_cycle++;
 		}
 		break;
@@ -1572,7 +1591,7 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 				continue;
 			r = send_signal(t, SIGSTOP);
 			if (r == 0) {
-				t->stopped_by_us = true;
+				t->stopped_by_us = t->sent_stop = true;
 				e->n_stopped_cycle++;
 			}
 		} else {
@@ -1965,6 +1984,51 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	return 0;
 }
 
+/*
+ * After the restore's SIGCONTs, every app the cycle sent SIGSTOP to is listed
+ * again: a task of it stopped (or with a SIGSTOP pending) is continued, unless
+ * it is one the cycle tracked and never stopped (its owner stopped it).
+ * Returns how many it continued.
+ */
+static unsigned restore_sweep(struct qj_engine *e)
+{
+	unsigned n = 0;
+
+	for (size_t a = 0; a < e->n_apps; a++) {
+		const char *app = e->apps[a].name;
+		pid_t *pids = NULL;
+		size_t k = 0;
+		bool stopped_any = false;
+
+		for (size_t i = 0; i < e->n_tasks && !stopped_any; i++)
+			stopped_any = e->tasks[i].sent_stop && strcmp(e->tasks[i].app, app) == 0;
+		if (!stopped_any || qj_cgroup_app_pids(e->cg, app, &pids, &k) < 0)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			const struct task *t = find_task(e, pids[i]);
+			struct qj_proc_status ps;
+			struct qj_proc_stat st;
+
+			if (t && !t->gone && !t->sent_stop)
+				continue;
+			if (qj_proc_stat_read(pids[i], &st) < 0 ||
+			    qj_proc_status_read(pids[i], &ps) < 0)
+				continue;
+			if (qj_proc_some_thread_stopped(pids[i]) != 1 &&
+			    !((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+				continue;
+			if (cont_if_same(pids[i], st.start_time) == 0) {
+				log_notice("Continued %d (%s) in app %s, still stopped after the "
+					   "restore",
+					   pids[i], st.comm, app);
+				n++;
+			}
+		}
+		free(pids);
+	}
+	return n;
+}
+
 static void write_summary(struct qj_engine *e, const char *why, uint64_t now, unsigned continued,
 			  unsigned thawed)
 {
@@ -2010,7 +2074,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (t->stopped_by_us && !t->gone) {
+		if ((t->stopped_by_us || t->sent_stop) && !t->gone) {
 			r = send_signal(t, SIGCONT);
 			if (r == 0)
 				continued++;
@@ -2019,6 +2083,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			t->stopped_by_us = false;
 		}
 	}
+	continued += restore_sweep(e);
 	for (size_t i = 0; i < e->n_apps; i++)
 		if (e->apps[i].frozen_by_us) {
 			r = qj_cgroup_freeze(e->cg, e->apps[i].name, false);

@@ -64,6 +64,11 @@ int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns);
  * 'R' when one is runnable, 'S' otherwise, 'Z' when none is left.
  */
 int qj_proc_threads_state(pid_t pid, char *ret);
+/*
+ * 1 when a thread of @pid is stopped: a group stop has taken effect (its
+ * SIGSTOP dequeued), although the main thread may not have stopped yet.
+ */
+int qj_proc_some_thread_stopped(pid_t pid);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 
