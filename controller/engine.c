@@ -93,6 +93,8 @@ struct task {
 	bool sent_stop;
 	bool killed_by_us;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
+	/* The signal of its last rung was still pending when its app's group window began. */
+	bool sig_pending_at_start;
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -114,6 +116,7 @@ struct app_state {
 	bool have_base;
 	uint64_t t0_usec;
 	uint64_t base_usec;
+	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
@@ -1121,6 +1124,11 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				t->seen = e->generation;
 				continue;
 			}
+			if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
+				/* Killed and still dying: the same process, not a new task. */
+				t->seen = e->generation;
+				continue;
+			}
 			if (t) {
 				/* A dead task's PID reused inside the jail: a new task. */
 				struct task fresh;
@@ -1326,6 +1334,15 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 */
 		if (act == QJ_TASK_IDLE && t->spawned >= 2 && a && a->busy)
 			act = QJ_TASK_BUSY;
+		/*
+		 * Acted on, starved since (no CPU, no wait the kernel has
+		 * accounted yet), runnable, and its app wants a CPU with no
+		 * signal of ours waiting to be taken: that want is its own (a
+		 * SIGTERM it ignores, starved at the idle class).
+		 */
+		if (act == QJ_TASK_UNKNOWN && t->rung >= 0 && st.state == 'R' && a && a->judged &&
+		    a->busy)
+			act = QJ_TASK_BUSY;
 		t->spawned = 0;
 		t->activity = act;
 		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
@@ -1467,7 +1484,8 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	return 0;
 }
 
-static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
+static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usage,
+			uint64_t *ret_stall)
 {
 	uint64_t usage, stall = 0;
 	int r;
@@ -1476,20 +1494,104 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
 	if (r < 0)
 		return r;
 	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
-	*ret = usage + stall;
+	*ret_usage = usage;
+	*ret_stall = stall;
 	return 0;
+}
+
+/* Alive per its pidfd, with SIGKILL pending or inside its exit. */
+static bool task_dying(struct task *t)
+{
+	struct qj_proc_status ps;
+	struct qj_proc_stat st;
+
+	if (t->pidfd < 0 || qj_pidfd_exited(t->pidfd))
+		return false;
+	if (qj_proc_stat_read(t->pid, &st) < 0 || st.start_time != t->start_time)
+		return false;
+	if (st.flags & QJ_PF_EXITING)
+		return true;
+	return qj_proc_status_read(t->pid, &ps) == 0 &&
+	       ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)));
+}
+
+/*
+ * Does @t wait to take the signal of its last rung?  Pending, it has not had
+ * the CPU to take it yet (a SIGXCPU handler to run, a SIGSTOP to act on); killed,
+ * it needs the CPU to finish dying.  Unreadable: no (fail closed: nothing
+ * excused).
+ */
+static bool task_signal_pending(struct qj_engine *e, struct task *t)
+{
+	struct qj_proc_status ps;
+	uint64_t mask;
+
+	if (t->rung < 0)
+		return false;
+	if (t->killed_by_us && task_dying(t))
+		return true;
+	if (t->gone || qj_proc_status_read(t->pid, &ps) < 0)
+		return false;
+	switch (e->p->rungs[t->rung].action) {
+	case QJ_ACTION_SIGXCPU:
+		mask = 1ULL << (SIGXCPU - 1);
+		break;
+	case QJ_ACTION_SIGSTOP:
+		mask = 1ULL << (SIGSTOP - 1);
+		break;
+	case QJ_ACTION_SIGTERM:
+	case QJ_ACTION_SIGKILL:
+		mask = (1ULL << (SIGTERM - 1)) | (1ULL << (SIGKILL - 1));
+		break;
+	default:
+		return false;
+	}
+	return (ps.shdpnd | ps.sigpnd) & mask;
+}
+
+/* @a's window begins: which of its tasks acted on still wait to take their signal. */
+static void group_wait_base(struct qj_engine *e, struct app_state *a)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (strcmp(t->app, a->name) == 0)
+			t->sig_pending_at_start = task_signal_pending(e, t);
+	}
+}
+
+/*
+ * Is @a's stall over the window the ladder's doing?  At the idle class on a
+ * busy host a task acted on needs the CPU only to take its signal, and waits
+ * for it, runnable: its app's cpu.pressure counts that wait.  So a window in
+ * which a task acted on waited to take its signal (pending at the start or at
+ * the end) is judged by the group's CPU use alone (docs/decisions.md).
+ */
+static bool group_stall_excused(struct qj_engine *e, struct app_state *a)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
+			continue;
+		if (t->sig_pending_at_start || task_signal_pending(e, t))
+			return true;
+	}
+	return false;
 }
 
 /* Starts @a's next group window now: what came before an action says nothing after it. */
 static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
-	uint64_t v;
+	uint64_t usage, stall;
 
 	a->judged = false;
 	a->busy = false;
-	a->have_base = group_demand(e, a->name, &v) == 0;
+	a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
 	a->t0_usec = now;
-	a->base_usec = a->have_base ? v : 0;
+	a->base_usec = a->have_base ? usage : 0;
+	a->base_stall_usec = a->have_base ? stall : 0;
+	group_wait_base(e, a);
 }
 
 /*
@@ -1501,12 +1603,12 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
-		uint64_t v;
+		uint64_t usage, stall;
 		int r;
 
 		if (!jailed_app(e, a->name))
 			continue;
-		r = group_demand(e, a->name, &v);
+		r = group_demand(e, a->name, &usage, &stall);
 		if (r == -ENOENT)
 			continue; /* no such group (yet) */
 		if (r < 0)
@@ -1515,7 +1617,13 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
 			continue;
 		if (a->have_base) {
-			uint64_t used = v > a->base_usec ? v - a->base_usec : 0;
+			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
+			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
+									0;
+			bool excused = stalled > 0 && group_stall_excused(e, a);
+
+			if (!excused)
+				used += stalled;
 
 			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
 						    e->p->busy_threshold);
@@ -1524,12 +1632,16 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			a->last_cpu_ms = used / 1000;
 			a->last_window_ms = (now - a->t0_usec) / 1000;
 			if (a->busy)
-				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64 " ms", a->name,
-					  a->last_cpu_ms, a->last_window_ms);
+				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64
+					  " ms (stall %" PRIu64 " ms%s)",
+					  a->name, a->last_cpu_ms, a->last_window_ms,
+					  stalled / 1000, excused ? ", excused" : "");
 		}
 		a->have_base = true;
 		a->t0_usec = now;
-		a->base_usec = v;
+		a->base_usec = usage;
+		a->base_stall_usec = stall;
+		group_wait_base(e, a);
 	}
 	return 0;
 }

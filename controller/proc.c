@@ -26,13 +26,13 @@ int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret)
 	if (len >= sizeof(st.comm))
 		len = sizeof(st.comm) - 1;
 	memcpy(st.comm, open + 1, len);
-	/* After "(comm) ": field 3 state, 4 ppid, ..., 14-17 times, 20 threads, 22 start. */
+	/* After "(comm) ": 3 state, 4 ppid, 9 flags, 14-17 times, 20 threads, 22 start. */
 	n = sscanf(close + 2,
-		   "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64 " %" SCNu64
+		   "%c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %" SCNu64 " %" SCNu64 " %" SCNu64
 		   " %" SCNu64 " %*d %*d %u %*d %" SCNu64,
-		   &st.state, &st.ppid, &st.utime, &st.stime, &st.cutime, &st.cstime,
+		   &st.state, &st.ppid, &st.flags, &st.utime, &st.stime, &st.cutime, &st.cstime,
 		   &st.num_threads, &st.start_time);
-	if (n != 8)
+	if (n != 9)
 		return -EINVAL;
 	*ret = st;
 	return 0;
