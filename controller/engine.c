@@ -41,6 +41,8 @@
 /* How long a process acted on in a cycle is followed after the restore. */
 #define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
 #define MAX_FOLLOW 1024
+/* Processes that consented to the notify rung through libqosjail, at most. */
+#define MAX_CONSENTS 4096
 /* Pids a group action's kill-log record lists (its task count is exact). */
 #define GROUP_PIDS_MAX 32
 
@@ -64,6 +66,13 @@ struct follow {
 	bool have_code;
 };
 
+/* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
+struct consent {
+	pid_t pid;
+	int pidfd;
+	uint64_t start_time;
+};
+
 struct slack {
 	pid_t tid;
 	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
@@ -81,6 +90,7 @@ struct task {
 	pid_t ppid;
 	unsigned spawned; /* new jailed processes it started in the current window */
 	bool catches_sigxcpu;
+	bool consents; /* asked for the notification itself */
 	struct qj_sample sample;
 	enum qj_task_activity activity;
 	unsigned seen; /* rescan generation */
@@ -95,6 +105,8 @@ struct task {
 	bool by_group; /* acted on by a group rung: the app's record covers it */
 	/* The signal of its last rung was still pending when its app's group window began. */
 	bool sig_pending_at_start;
+	/* When the signal of its last rung was last seen pending (not yet taken). */
+	uint64_t sig_seen_usec;
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -165,6 +177,9 @@ struct qj_engine {
 
 	struct follow *follows;
 	size_t n_follows;
+
+	struct consent *consents;
+	size_t n_consents;
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
@@ -534,6 +549,9 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
 	free(e->follows);
+	for (size_t i = 0; i < e->n_consents; i++)
+		(void)close(e->consents[i].pidfd);
+	free(e->consents);
 	for (size_t i = 0; i < e->n_apps; i++)
 		free(e->apps[i].name);
 	free(e->apps);
@@ -632,6 +650,69 @@ int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
 	if (ret_app)
 		*ret_app = a->name;
 	return 1;
+}
+
+/* Forgets the consents of processes that exited. */
+static void consents_prune(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_consents;) {
+		if (qj_pidfd_exited(e->consents[i].pidfd)) {
+			(void)close(e->consents[i].pidfd);
+			e->consents[i] = e->consents[--e->n_consents];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* Did process @pid, started at @start_time, consent?  (A reused pid did not.) */
+static bool consented(struct qj_engine *e, pid_t pid, uint64_t start_time)
+{
+	for (size_t i = 0; i < e->n_consents; i++)
+		if (e->consents[i].pid == pid && e->consents[i].start_time == start_time)
+			return !qj_pidfd_exited(e->consents[i].pidfd);
+	return false;
+}
+
+int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
+{
+	struct qj_proc_stat st;
+	struct consent *v;
+	int r, fd;
+
+	if (pid <= 0 || pidfd < 0)
+		return -EINVAL;
+	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	if (r == 0)
+		return -EPERM;
+	/* Read after the membership: the pidfd says the pid still names the caller. */
+	r = qj_proc_stat_read(pid, &st);
+	if (r < 0 || qj_pidfd_exited(pidfd))
+		return -ESRCH;
+	consents_prune(e);
+	if (consented(e, pid, st.start_time))
+		return 0;
+	if (e->n_consents >= MAX_CONSENTS)
+		return -ENOSPC;
+	fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return negative_errno();
+	v = realloc(e->consents, (e->n_consents + 1) * sizeof(*v));
+	if (!v) {
+		(void)close(fd);
+		return -ENOMEM;
+	}
+	e->consents = v;
+	v[e->n_consents++] =
+		(struct consent){ .pid = pid, .pidfd = fd, .start_time = st.start_time };
+	/* A task of the running cycle hears it at its next rung. */
+	for (size_t i = 0; i < e->n_tasks; i++)
+		if (e->tasks[i].pid == pid && e->tasks[i].start_time == st.start_time)
+			e->tasks[i].consents = true;
+	log_debug("Process %d consents to the notify rung", pid);
+	return 0;
 }
 
 /* Classifies a process that exec'd; places it when a jailed app matches. */
@@ -838,6 +919,7 @@ static int on_event(const struct qj_proc_event *ev, void *ud)
 
 static int rescan(struct qj_engine *e, uint64_t now);
 static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+static bool task_signal_pending(struct qj_engine *e, struct task *t);
 
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
@@ -990,6 +1072,7 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 		goto fail;
 	t.uid = ps.uid;
 	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	t.consents = consented(e, pid, st.start_time);
 	r = qj_proc_exe(pid, &t.exe);
 	if (r < 0)
 		goto fail;
@@ -1226,6 +1309,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
 	enum qj_task_activity act;
+	uint64_t window_t0;
 	int r;
 
 	if (t->gone)
@@ -1316,6 +1400,9 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
+	if (t->rung >= 0 && !t->killed_by_us && task_signal_pending(e, t))
+		t->sig_seen_usec = now;
+	window_t0 = t->sample.t0_usec;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
@@ -1343,6 +1430,13 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		if (act == QJ_TASK_UNKNOWN && t->rung >= 0 && st.state == 'R' && a && a->judged &&
 		    a->busy)
 			act = QJ_TASK_BUSY;
+		/*
+		 * Its signal was still pending in this window: what it waited
+		 * for the CPU was to take it (a notified task starved before its
+		 * handler ran).  Judged on the next window.
+		 */
+		if (act == QJ_TASK_BUSY && t->rung >= 0 && t->sig_seen_usec >= window_t0)
+			act = QJ_TASK_UNKNOWN;
 		t->spawned = 0;
 		t->activity = act;
 		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
@@ -1407,6 +1501,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	t->rung = rung;
 	t->applied_usec = now;
 	t->applied_realtime_usec = realtime_now();
+	t->sig_seen_usec = now; /* sent: pending until it runs */
 	t->pending = true;
 	if (action != QJ_ACTION_SIGXCPU)
 		a->struck = true;
@@ -1446,6 +1541,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
 	follow_prune(e, now_usec);
+	consents_prune(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 
@@ -1546,7 +1642,16 @@ static bool task_signal_pending(struct qj_engine *e, struct task *t)
 	default:
 		return false;
 	}
-	return (ps.shdpnd | ps.sigpnd) & mask;
+	if ((ps.shdpnd | ps.sigpnd) & mask)
+		return true;
+	/* A group stop under way: one thread took the SIGSTOP, others wait to stop. */
+	if (mask == 1ULL << (SIGSTOP - 1)) {
+		char state;
+
+		return qj_proc_threads_state(t->pid, &state) == 0 && state != 'T' &&
+		       qj_proc_some_thread_stopped(t->pid) == 1;
+	}
+	return false;
 }
 
 /* @a's window begins: which of its tasks acted on still wait to take their signal. */
@@ -1934,6 +2039,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 					      .applied_usec = t->applied_usec,
 					      .activity = t->activity,
 					      .catches_sigxcpu = t->catches_sigxcpu,
+					      .consents = t->consents,
 					      .strikes = as->strikes };
 		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
 		if (r < 0)
@@ -2300,6 +2406,11 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		return r == -ENOENT ? -ESRCH : r;
 	x.uid = ps.uid;
 	x.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	{
+		struct qj_proc_stat st;
+
+		x.consents = qj_proc_stat_read(pid, &st) == 0 && consented(e, pid, st.start_time);
+	}
 	r = qj_cgroup_app_of_pid(e->cg, pid, &in_app);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -2335,7 +2446,8 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		}
 	}
 	if (a && a->trust == QJ_TRUST_JAILED && !a->exempt)
-		x.first_rung = qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu);
+		x.first_rung =
+			qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu, x.consents);
 	*ret = x;
 	return 0;
 }

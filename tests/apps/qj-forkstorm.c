@@ -30,6 +30,18 @@ static void report(int fd, unsigned long n)
 	(void)!pwrite(fd, buf, (size_t)len, 0);
 }
 
+/* The child only execs or exits: it never returns from here. */
+static pid_t __attribute__((noinline)) start_child(void)
+{
+	pid_t c = vfork();
+
+	if (c == 0) {
+		execl("/proc/self/exe", "qj-forkstorm", "child", (char *)NULL);
+		_exit(127);
+	}
+	return c;
+}
+
 static void storm(unsigned long *started, int count_fd)
 {
 	unsigned alive = 0;
@@ -42,13 +54,9 @@ static void storm(unsigned long *started, int count_fd)
 			alive--;
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			alive--;
-		c = vfork();
+		c = start_child();
 		if (c < 0)
 			continue;
-		if (c == 0) {
-			execl("/proc/self/exe", "qj-forkstorm", "child", (char *)NULL);
-			_exit(127);
-		}
 		alive++;
 		n = __atomic_add_fetch(started, 1, __ATOMIC_RELAXED);
 		if (count_fd >= 0 && n % 256 == 0)
