@@ -74,6 +74,9 @@ static const struct subject subjects[] = {
 	{ "short spinners", "spinners", "adv", NULL },
 	{ "make -j2 loop", "run", "adv", "make" },
 	{ "shell pipeline", "run", "adv", "cat /dev/zero | gzip -1 | md5sum >/dev/null" },
+	{ "stop in a thread", "waitmain", "adv", NULL },
+	{ "fork storm", "forkstorm", "adv", NULL },
+	{ "chromium", "run", "adv", "chromium" },
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -148,7 +151,7 @@ static void kill_group(const char *cg, const char *app)
 static int measure(struct harness *h, const struct subject *s, uint64_t *ret_median,
 		   uint64_t *ret_cpu)
 {
-	char exe[512], st[32], mk[600], cmd[900];
+	char exe[512], st[32], mk[600], cmd[1600];
 	char *argv[] = { exe, NULL };
 	struct qj_conn *c = NULL, *holder = NULL;
 	uint64_t took[REPS], worst_cpu = 0;
@@ -170,6 +173,28 @@ static int measure(struct harness *h, const struct subject *s, uint64_t *ret_med
 			 "cd %s && while :; do make -s -j2 -B all >/dev/null 2>&1 || exit 3; done",
 			 h->dir);
 		setenv("QJ_RUN_CMD", cmd, 1);
+	} else if (s->cmd && strcmp(s->cmd, "chromium") == 0) {
+		FILE *f;
+
+		if (access("/usr/bin/chromium", X_OK) < 0)
+			return -ENOENT;
+		/* The page of integration/adversary's test_chromium: JavaScript and a worker spin. */
+		snprintf(mk, sizeof(mk), "%s/spin.html", h->dir);
+		f = fopen(mk, "we");
+		if (!f)
+			return -errno;
+		fputs("<!doctype html><title>spin</title><script>\n"
+		      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
+		      " {type: 'text/javascript'})));\n"
+		      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
+		      " setTimeout(spin, 10); }\nspin();\n</script>\n",
+		      f);
+		fclose(f);
+		snprintf(cmd, sizeof(cmd),
+			 "exec /usr/bin/chromium --headless=new --no-sandbox --disable-gpu "
+			 "--no-first-run --user-data-dir=%s/chromium file://%s >/dev/null 2>&1",
+			 h->dir, mk);
+		setenv("QJ_RUN_CMD", cmd, 1);
 	} else if (s->cmd) {
 		setenv("QJ_RUN_CMD", s->cmd, 1);
 	}
@@ -181,7 +206,8 @@ static int measure(struct harness *h, const struct subject *s, uint64_t *ret_med
 	r = qj_spawn(c, s->app, argv, &pid, NULL);
 	if (r < 0)
 		return r;
-	usleep(500 * 1000);
+	/* Chromium starts for seconds: its start is not what is measured. */
+	usleep(s->cmd && strcmp(s->cmd, "chromium") == 0 ? 8000 * 1000 : 500 * 1000);
 	for (int i = 0; i < REPS; i++) {
 		uint64_t t0, u0, u1;
 

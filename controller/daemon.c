@@ -905,6 +905,38 @@ static void handle_suspend(struct qj_daemon *d, struct qj_ipc_client *c)
 	apply(d, (unsigned)r);
 }
 
+/*
+ * The caller consents to the notify rung: it handles SIGXCPU as "the system
+ * wants to suspend".  Only a jailed process, for itself: a consent it could give
+ * for another process would let one app choose another's rung.
+ */
+static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	const char *app = NULL;
+	int r;
+
+	r = client_app(d, c, &app);
+	if (r <= 0 || !app[0]) {
+		reply_error(c, -EPERM, "%s: only a jailed process consents to notifications",
+			    r == 0 ? "not jailed" : "cannot tell whether it is jailed");
+		return;
+	}
+	if (!d->engine || c->pidfd < 0) {
+		reply_error(c, -ESRCH, "the caller cannot be told apart from a reused pid");
+		return;
+	}
+	r = qj_engine_notify_consent(d->engine, c->pid, c->pidfd);
+	if (r < 0) {
+		reply_error(c, r, "%s",
+			    r == -ENOSPC ? "too many consents" :
+			    r == -EPERM	 ? "only a jailed process consents" :
+					   "the caller is gone");
+		return;
+	}
+	log_info("Pid %d of app %s consents to the notify rung", c->pid, app);
+	reply(c, json_pack("{s:b,s:s}", "ok", 1, "app", app), -1);
+}
+
 /* One sentence on why @x's process is or is not jailed. */
 static void explain_why(const struct qj_engine_explain *x, char *buf, size_t size)
 {
@@ -937,7 +969,7 @@ static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_
 	json_t *a = json_array();
 
 	for (int r = x->first_rung; a && r >= 0;
-	     r = qj_ladder_next_rung(p, x->policy_app, r, x->catches_sigxcpu))
+	     r = qj_ladder_next_rung(p, x->policy_app, r, x->catches_sigxcpu, x->consents))
 		if (json_array_append_new(
 			    a, json_pack("{s:s,s:s,s:I}", "name", p->rungs[r].name, "action",
 					 qj_action_to_string(p->rungs[r].action), "grace_usec",
@@ -1067,6 +1099,9 @@ static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_reque
 		return;
 	case QJ_OP_EXPLAIN:
 		handle_explain(d, c, req);
+		return;
+	case QJ_OP_NOTIFY:
+		handle_notify(d, c);
 		return;
 	default:
 		reply_error(c, -EOPNOTSUPP, "unknown op");

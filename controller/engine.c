@@ -41,6 +41,8 @@
 /* How long a process acted on in a cycle is followed after the restore. */
 #define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
 #define MAX_FOLLOW 1024
+/* Processes that consented to the notify rung through libqosjail, at most. */
+#define MAX_CONSENTS 4096
 /* Pids a group action's kill-log record lists (its task count is exact). */
 #define GROUP_PIDS_MAX 32
 
@@ -64,6 +66,13 @@ struct follow {
 	bool have_code;
 };
 
+/* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
+struct consent {
+	pid_t pid;
+	int pidfd;
+	uint64_t start_time;
+};
+
 struct slack {
 	pid_t tid;
 	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
@@ -81,13 +90,23 @@ struct task {
 	pid_t ppid;
 	unsigned spawned; /* new jailed processes it started in the current window */
 	bool catches_sigxcpu;
+	bool consents; /* asked for the notification itself */
 	struct qj_sample sample;
 	enum qj_task_activity activity;
 	unsigned seen; /* rescan generation */
 	bool gone;
 	bool stopped_by_us;
+	/*
+	 * The cycle sent it SIGSTOP: the restore continues it whatever state it
+	 * was last seen in (a stop seen "continued" may still take effect).
+	 */
+	bool sent_stop;
 	bool killed_by_us;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
+	/* The signal of its last rung was still pending when its app's group window began. */
+	bool sig_pending_at_start;
+	/* When the signal of its last rung was last seen pending (not yet taken). */
+	uint64_t sig_seen_usec;
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -109,6 +128,7 @@ struct app_state {
 	bool have_base;
 	uint64_t t0_usec;
 	uint64_t base_usec;
+	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
@@ -157,6 +177,9 @@ struct qj_engine {
 
 	struct follow *follows;
 	size_t n_follows;
+
+	struct consent *consents;
+	size_t n_consents;
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
@@ -526,6 +549,9 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
 	free(e->follows);
+	for (size_t i = 0; i < e->n_consents; i++)
+		(void)close(e->consents[i].pidfd);
+	free(e->consents);
 	for (size_t i = 0; i < e->n_apps; i++)
 		free(e->apps[i].name);
 	free(e->apps);
@@ -624,6 +650,69 @@ int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
 	if (ret_app)
 		*ret_app = a->name;
 	return 1;
+}
+
+/* Forgets the consents of processes that exited. */
+static void consents_prune(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_consents;) {
+		if (qj_pidfd_exited(e->consents[i].pidfd)) {
+			(void)close(e->consents[i].pidfd);
+			e->consents[i] = e->consents[--e->n_consents];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* Did process @pid, started at @start_time, consent?  (A reused pid did not.) */
+static bool consented(struct qj_engine *e, pid_t pid, uint64_t start_time)
+{
+	for (size_t i = 0; i < e->n_consents; i++)
+		if (e->consents[i].pid == pid && e->consents[i].start_time == start_time)
+			return !qj_pidfd_exited(e->consents[i].pidfd);
+	return false;
+}
+
+int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
+{
+	struct qj_proc_stat st;
+	struct consent *v;
+	int r, fd;
+
+	if (pid <= 0 || pidfd < 0)
+		return -EINVAL;
+	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	if (r == 0)
+		return -EPERM;
+	/* Read after the membership: the pidfd says the pid still names the caller. */
+	r = qj_proc_stat_read(pid, &st);
+	if (r < 0 || qj_pidfd_exited(pidfd))
+		return -ESRCH;
+	consents_prune(e);
+	if (consented(e, pid, st.start_time))
+		return 0;
+	if (e->n_consents >= MAX_CONSENTS)
+		return -ENOSPC;
+	fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return negative_errno();
+	v = realloc(e->consents, (e->n_consents + 1) * sizeof(*v));
+	if (!v) {
+		(void)close(fd);
+		return -ENOMEM;
+	}
+	e->consents = v;
+	v[e->n_consents++] =
+		(struct consent){ .pid = pid, .pidfd = fd, .start_time = st.start_time };
+	/* A task of the running cycle hears it at its next rung. */
+	for (size_t i = 0; i < e->n_tasks; i++)
+		if (e->tasks[i].pid == pid && e->tasks[i].start_time == st.start_time)
+			e->tasks[i].consents = true;
+	log_debug("Process %d consents to the notify rung", pid);
+	return 0;
 }
 
 /* Classifies a process that exec'd; places it when a jailed app matches. */
@@ -830,6 +919,7 @@ static int on_event(const struct qj_proc_event *ev, void *ud)
 
 static int rescan(struct qj_engine *e, uint64_t now);
 static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+static bool task_signal_pending(struct qj_engine *e, struct task *t);
 
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
@@ -982,6 +1072,7 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 		goto fail;
 	t.uid = ps.uid;
 	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	t.consents = consented(e, pid, st.start_time);
 	r = qj_proc_exe(pid, &t.exe);
 	if (r < 0)
 		goto fail;
@@ -1116,6 +1207,11 @@ static int rescan(struct qj_engine *e, uint64_t now)
 				t->seen = e->generation;
 				continue;
 			}
+			if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
+				/* Killed and still dying: the same process, not a new task. */
+				t->seen = e->generation;
+				continue;
+			}
 			if (t) {
 				/* A dead task's PID reused inside the jail: a new task. */
 				struct task fresh;
@@ -1183,7 +1279,7 @@ static int rescan(struct qj_engine *e, uint64_t now)
 
 		if (t->gone || t->seen == e->generation)
 			continue;
-		if (!qj_pidfd_exited(t->pidfd) && t->stopped_by_us)
+		if (!qj_pidfd_exited(t->pidfd) && (t->stopped_by_us || t->sent_stop))
 			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
 		mark_gone(e, t);
 	}
@@ -1213,6 +1309,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
 	enum qj_task_activity act;
+	uint64_t window_t0;
 	int r;
 
 	if (t->gone)
@@ -1279,6 +1376,20 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 			t->activity = QJ_TASK_STOPPED;
 			return 0;
 		}
+		/*
+		 * Neither stopped nor pending: the stop may have been dequeued
+		 * between the two reads (stat said R, status no longer has it).
+		 * The dequeue and the stopped state are one step under the
+		 * task's signal lock, so a thread in T now is that stop.
+		 */
+		r = qj_proc_some_thread_stopped(t->pid);
+		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+			return log_warning_errno(r, "Failed to read the threads of %d (%s): %m",
+						 t->pid, t->comm);
+		if (r != 0) {
+			t->activity = QJ_TASK_STOPPED; /* or exiting: the pidfd will say so */
+			return 0;
+		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
 		t->stopped_by_us = false;
 		t->activity = QJ_TASK_CONTINUED;
@@ -1289,6 +1400,9 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
+	if (t->rung >= 0 && !t->killed_by_us && task_signal_pending(e, t))
+		t->sig_seen_usec = now;
+	window_t0 = t->sample.t0_usec;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
@@ -1307,6 +1421,22 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 */
 		if (act == QJ_TASK_IDLE && t->spawned >= 2 && a && a->busy)
 			act = QJ_TASK_BUSY;
+		/*
+		 * Acted on, starved since (no CPU, no wait the kernel has
+		 * accounted yet), runnable, and its app wants a CPU with no
+		 * signal of ours waiting to be taken: that want is its own (a
+		 * SIGTERM it ignores, starved at the idle class).
+		 */
+		if (act == QJ_TASK_UNKNOWN && t->rung >= 0 && st.state == 'R' && a && a->judged &&
+		    a->busy)
+			act = QJ_TASK_BUSY;
+		/*
+		 * Its signal was still pending in this window: what it waited
+		 * for the CPU was to take it (a notified task starved before its
+		 * handler ran).  Judged on the next window.
+		 */
+		if (act == QJ_TASK_BUSY && t->rung >= 0 && t->sig_seen_usec >= window_t0)
+			act = QJ_TASK_UNKNOWN;
 		t->spawned = 0;
 		t->activity = act;
 		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
@@ -1343,7 +1473,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	case QJ_ACTION_SIGSTOP:
 		r = send_signal(t, SIGSTOP);
 		if (r == 0) {
-			t->stopped_by_us = true;
+			t->stopped_by_us = t->sent_stop = true;
 			e->n_stopped_cycle++;
 		}
 		break;
@@ -1371,6 +1501,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	t->rung = rung;
 	t->applied_usec = now;
 	t->applied_realtime_usec = realtime_now();
+	t->sig_seen_usec = now; /* sent: pending until it runs */
 	t->pending = true;
 	if (action != QJ_ACTION_SIGXCPU)
 		a->struck = true;
@@ -1410,6 +1541,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
 	follow_prune(e, now_usec);
+	consents_prune(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 
@@ -1448,7 +1580,8 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	return 0;
 }
 
-static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
+static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usage,
+			uint64_t *ret_stall)
 {
 	uint64_t usage, stall = 0;
 	int r;
@@ -1457,20 +1590,113 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret)
 	if (r < 0)
 		return r;
 	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
-	*ret = usage + stall;
+	*ret_usage = usage;
+	*ret_stall = stall;
 	return 0;
+}
+
+/* Alive per its pidfd, with SIGKILL pending or inside its exit. */
+static bool task_dying(struct task *t)
+{
+	struct qj_proc_status ps;
+	struct qj_proc_stat st;
+
+	if (t->pidfd < 0 || qj_pidfd_exited(t->pidfd))
+		return false;
+	if (qj_proc_stat_read(t->pid, &st) < 0 || st.start_time != t->start_time)
+		return false;
+	if (st.flags & QJ_PF_EXITING)
+		return true;
+	return qj_proc_status_read(t->pid, &ps) == 0 &&
+	       ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)));
+}
+
+/*
+ * Does @t wait to take the signal of its last rung?  Pending, it has not had
+ * the CPU to take it yet (a SIGXCPU handler to run, a SIGSTOP to act on); killed,
+ * it needs the CPU to finish dying.  Unreadable: no (fail closed: nothing
+ * excused).
+ */
+static bool task_signal_pending(struct qj_engine *e, struct task *t)
+{
+	struct qj_proc_status ps;
+	uint64_t mask;
+
+	if (t->rung < 0)
+		return false;
+	if (t->killed_by_us && task_dying(t))
+		return true;
+	if (t->gone || qj_proc_status_read(t->pid, &ps) < 0)
+		return false;
+	switch (e->p->rungs[t->rung].action) {
+	case QJ_ACTION_SIGXCPU:
+		mask = 1ULL << (SIGXCPU - 1);
+		break;
+	case QJ_ACTION_SIGSTOP:
+		mask = 1ULL << (SIGSTOP - 1);
+		break;
+	case QJ_ACTION_SIGTERM:
+	case QJ_ACTION_SIGKILL:
+		mask = (1ULL << (SIGTERM - 1)) | (1ULL << (SIGKILL - 1));
+		break;
+	default:
+		return false;
+	}
+	if ((ps.shdpnd | ps.sigpnd) & mask)
+		return true;
+	/* A group stop under way: one thread took the SIGSTOP, others wait to stop. */
+	if (mask == 1ULL << (SIGSTOP - 1)) {
+		char state;
+
+		return qj_proc_threads_state(t->pid, &state) == 0 && state != 'T' &&
+		       qj_proc_some_thread_stopped(t->pid) == 1;
+	}
+	return false;
+}
+
+/* @a's window begins: which of its tasks acted on still wait to take their signal. */
+static void group_wait_base(struct qj_engine *e, struct app_state *a)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (strcmp(t->app, a->name) == 0)
+			t->sig_pending_at_start = task_signal_pending(e, t);
+	}
+}
+
+/*
+ * Is @a's stall over the window the ladder's doing?  At the idle class on a
+ * busy host a task acted on needs the CPU only to take its signal, and waits
+ * for it, runnable: its app's cpu.pressure counts that wait.  So a window in
+ * which a task acted on waited to take its signal (pending at the start or at
+ * the end) is judged by the group's CPU use alone (docs/decisions.md).
+ */
+static bool group_stall_excused(struct qj_engine *e, struct app_state *a)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
+			continue;
+		if (t->sig_pending_at_start || task_signal_pending(e, t))
+			return true;
+	}
+	return false;
 }
 
 /* Starts @a's next group window now: what came before an action says nothing after it. */
 static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
-	uint64_t v;
+	uint64_t usage, stall;
 
 	a->judged = false;
 	a->busy = false;
-	a->have_base = group_demand(e, a->name, &v) == 0;
+	a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
 	a->t0_usec = now;
-	a->base_usec = a->have_base ? v : 0;
+	a->base_usec = a->have_base ? usage : 0;
+	a->base_stall_usec = a->have_base ? stall : 0;
+	group_wait_base(e, a);
 }
 
 /*
@@ -1482,12 +1708,12 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
-		uint64_t v;
+		uint64_t usage, stall;
 		int r;
 
 		if (!jailed_app(e, a->name))
 			continue;
-		r = group_demand(e, a->name, &v);
+		r = group_demand(e, a->name, &usage, &stall);
 		if (r == -ENOENT)
 			continue; /* no such group (yet) */
 		if (r < 0)
@@ -1496,7 +1722,13 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
 			continue;
 		if (a->have_base) {
-			uint64_t used = v > a->base_usec ? v - a->base_usec : 0;
+			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
+			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
+									0;
+			bool excused = stalled > 0 && group_stall_excused(e, a);
+
+			if (!excused)
+				used += stalled;
 
 			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
 						    e->p->busy_threshold);
@@ -1505,12 +1737,16 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			a->last_cpu_ms = used / 1000;
 			a->last_window_ms = (now - a->t0_usec) / 1000;
 			if (a->busy)
-				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64 " ms", a->name,
-					  a->last_cpu_ms, a->last_window_ms);
+				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64
+					  " ms (stall %" PRIu64 " ms%s)",
+					  a->name, a->last_cpu_ms, a->last_window_ms,
+					  stalled / 1000, excused ? ", excused" : "");
 		}
 		a->have_base = true;
 		a->t0_usec = now;
-		a->base_usec = v;
+		a->base_usec = usage;
+		a->base_stall_usec = stall;
+		group_wait_base(e, a);
 	}
 	return 0;
 }
@@ -1572,7 +1808,7 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 				continue;
 			r = send_signal(t, SIGSTOP);
 			if (r == 0) {
-				t->stopped_by_us = true;
+				t->stopped_by_us = t->sent_stop = true;
 				e->n_stopped_cycle++;
 			}
 		} else {
@@ -1803,6 +2039,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 					      .applied_usec = t->applied_usec,
 					      .activity = t->activity,
 					      .catches_sigxcpu = t->catches_sigxcpu,
+					      .consents = t->consents,
 					      .strikes = as->strikes };
 		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
 		if (r < 0)
@@ -1965,6 +2202,51 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	return 0;
 }
 
+/*
+ * After the restore's SIGCONTs, every app the cycle sent SIGSTOP to is listed
+ * again: a task of it stopped (or with a SIGSTOP pending) is continued, unless
+ * it is one the cycle tracked and never stopped (its owner stopped it).
+ * Returns how many it continued.
+ */
+static unsigned restore_sweep(struct qj_engine *e)
+{
+	unsigned n = 0;
+
+	for (size_t a = 0; a < e->n_apps; a++) {
+		const char *app = e->apps[a].name;
+		pid_t *pids = NULL;
+		size_t k = 0;
+		bool stopped_any = false;
+
+		for (size_t i = 0; i < e->n_tasks && !stopped_any; i++)
+			stopped_any = e->tasks[i].sent_stop && strcmp(e->tasks[i].app, app) == 0;
+		if (!stopped_any || qj_cgroup_app_pids(e->cg, app, &pids, &k) < 0)
+			continue;
+		for (size_t i = 0; i < k; i++) {
+			const struct task *t = find_task(e, pids[i]);
+			struct qj_proc_status ps;
+			struct qj_proc_stat st;
+
+			if (t && !t->gone && !t->sent_stop)
+				continue;
+			if (qj_proc_stat_read(pids[i], &st) < 0 ||
+			    qj_proc_status_read(pids[i], &ps) < 0)
+				continue;
+			if (qj_proc_some_thread_stopped(pids[i]) != 1 &&
+			    !((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+				continue;
+			if (cont_if_same(pids[i], st.start_time) == 0) {
+				log_notice("Continued %d (%s) in app %s, still stopped after the "
+					   "restore",
+					   pids[i], st.comm, app);
+				n++;
+			}
+		}
+		free(pids);
+	}
+	return n;
+}
+
 static void write_summary(struct qj_engine *e, const char *why, uint64_t now, unsigned continued,
 			  unsigned thawed)
 {
@@ -2010,7 +2292,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (t->stopped_by_us && !t->gone) {
+		if ((t->stopped_by_us || t->sent_stop) && !t->gone) {
 			r = send_signal(t, SIGCONT);
 			if (r == 0)
 				continued++;
@@ -2019,6 +2301,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 			t->stopped_by_us = false;
 		}
 	}
+	continued += restore_sweep(e);
 	for (size_t i = 0; i < e->n_apps; i++)
 		if (e->apps[i].frozen_by_us) {
 			r = qj_cgroup_freeze(e->cg, e->apps[i].name, false);
@@ -2123,6 +2406,11 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		return r == -ENOENT ? -ESRCH : r;
 	x.uid = ps.uid;
 	x.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
+	{
+		struct qj_proc_stat st;
+
+		x.consents = qj_proc_stat_read(pid, &st) == 0 && consented(e, pid, st.start_time);
+	}
 	r = qj_cgroup_app_of_pid(e->cg, pid, &in_app);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -2158,7 +2446,8 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		}
 	}
 	if (a && a->trust == QJ_TRUST_JAILED && !a->exempt)
-		x.first_rung = qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu);
+		x.first_rung =
+			qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu, x.consents);
 	*ret = x;
 	return 0;
 }

@@ -57,6 +57,12 @@ int qj_engine_place(struct qj_engine *e, const char *app, pid_t pid);
 int qj_engine_open_cgroup(struct qj_engine *e, const char *app, int *ret_fd);
 /* 1 and *ret_app (borrowed) when @pid is jailed, 0 when not, negative errno. */
 int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app);
+/*
+ * Process @pid (@pidfd pins it) consents to the notify rung: it handles SIGXCPU
+ * as "the system wants to suspend".  Kept until the process exits.  -EPERM when
+ * it is not jailed, -ESRCH when it is gone, -ENOSPC past the table's bound.
+ */
+int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd);
 
 /* Jail to QOS_NONE, start the first sample window of cycle @cycle. */
 int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec);
@@ -85,6 +91,7 @@ struct qj_engine_explain {
 	bool frozen; /* its group is frozen by qosjail */
 	unsigned strikes; /* of its app, before this cycle */
 	bool catches_sigxcpu;
+	bool consents; /* asked for the notification through libqosjail */
 	int first_rung; /* where a busy task of its app starts on the ladder, -1 none */
 	char holding[96]; /* its app holds the quiesce up: why and what comes next; "" */
 };

@@ -18,43 +18,47 @@ static int last_rung(const struct qj_policy *p, const struct qj_app *a)
 	return last;
 }
 
-static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int i,
-			 bool catches_sigxcpu)
+/*
+ * A notification nobody listens to is a wasted grace period.  And catching
+ * SIGXCPU is not consent: it is the CPU-limit signal, and programs (GNU make,
+ * Chromium) catch it to clean up and die.  Only a task that catches it and
+ * consents (its app's policy key notify, or the process itself through
+ * libqosjail) gets it.
+ */
+static bool listens(const struct qj_app *a, bool catches_sigxcpu, bool consents)
 {
-	/*
-	 * A notification nobody listens to is a wasted grace period.  And
-	 * catching SIGXCPU is not consent: it is the CPU-limit signal, and
-	 * programs (GNU make, Chromium) catch it to clean up and die.  Only an
-	 * app whose policy says it understands the notification gets it.
-	 */
-	return p->rungs[i].action != QJ_ACTION_SIGXCPU || (a && a->notify && catches_sigxcpu);
+	return catches_sigxcpu && ((a && a->notify) || consents);
 }
 
-static int search_from(const struct qj_policy *p, const struct qj_app *a, int from,
-		       bool catches_sigxcpu)
+static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int i, bool listening)
+{
+	return p->rungs[i].action != QJ_ACTION_SIGXCPU || listening;
+}
+
+static int search_from(const struct qj_policy *p, const struct qj_app *a, int from, bool listening)
 {
 	int last = last_rung(p, a);
 
 	for (int i = from < 0 ? 0 : from; i <= last; i++)
-		if (rung_applies(p, a, i, catches_sigxcpu))
+		if (rung_applies(p, a, i, listening))
 			return i;
 	return -1;
 }
 
 int qj_ladder_first_rung(const struct qj_policy *p, const struct qj_app *a, unsigned strikes,
-			 bool catches_sigxcpu)
+			 bool catches_sigxcpu, bool consents)
 {
 	int start = a ? a->start_rung : 0;
 
 	if (p->max_strikes > 0 && strikes >= p->max_strikes && p->strike_rung > start)
 		start = p->strike_rung;
-	return search_from(p, a, start, catches_sigxcpu);
+	return search_from(p, a, start, listens(a, catches_sigxcpu, consents));
 }
 
 int qj_ladder_next_rung(const struct qj_policy *p, const struct qj_app *a, int rung,
-			bool catches_sigxcpu)
+			bool catches_sigxcpu, bool consents)
 {
-	return search_from(p, a, rung + 1, catches_sigxcpu);
+	return search_from(p, a, rung + 1, listens(a, catches_sigxcpu, consents));
 }
 
 bool qj_task_activity_is_blocked(enum qj_task_activity a)
@@ -103,11 +107,11 @@ int qj_ladder_decide(const struct qj_policy *p, const struct qj_app *a,
 		set(ret, QJ_LADDER_WAIT, -1, deadline > now_usec ? deadline : USEC_INFINITY);
 		return 0;
 	case QJ_TASK_CONTINUED:
-		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu);
+		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu, t->consents);
 		break;
 	case QJ_TASK_BUSY:
 		if (t->rung < 0) {
-			r = qj_ladder_first_rung(p, a, t->strikes, t->catches_sigxcpu);
+			r = qj_ladder_first_rung(p, a, t->strikes, t->catches_sigxcpu, t->consents);
 			break;
 		}
 		deadline = t->applied_usec + p->rungs[t->rung].grace_usec;
@@ -115,7 +119,7 @@ int qj_ladder_decide(const struct qj_policy *p, const struct qj_app *a,
 			set(ret, QJ_LADDER_WAIT, -1, deadline);
 			return 0;
 		}
-		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu);
+		r = qj_ladder_next_rung(p, a, t->rung, t->catches_sigxcpu, t->consents);
 		break;
 	default:
 		return -EINVAL;

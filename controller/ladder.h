@@ -31,6 +31,7 @@ struct qj_ladder_task {
 	enum qj_task_activity activity;
 	bool catches_sigxcpu; /* SigCgt has SIGXCPU */
 	unsigned strikes; /* of the task's app, before this cycle */
+	bool consents; /* the process asked for the notification (qj_notify_consent()) */
 };
 
 enum qj_ladder_verdict {
@@ -51,10 +52,10 @@ struct qj_ladder_decision {
 
 /* The rung a busy task of @a starts at (strikes considered), -1 when none applies. */
 int qj_ladder_first_rung(const struct qj_policy *p, const struct qj_app *a, unsigned strikes,
-			 bool catches_sigxcpu);
+			 bool catches_sigxcpu, bool consents);
 /* The rung after @rung for @a, -1 when @rung is the last allowed one. */
 int qj_ladder_next_rung(const struct qj_policy *p, const struct qj_app *a, int rung,
-			bool catches_sigxcpu);
+			bool catches_sigxcpu, bool consents);
 /* Decides for one task.  Returns 0, or -EINVAL for an inconsistent state. */
 int qj_ladder_decide(const struct qj_policy *p, const struct qj_app *a,
 		     const struct qj_ladder_task *t, uint64_t now_usec,

@@ -203,6 +203,13 @@ QJ_EXPORT int qj_suspend(struct qj_conn *c)
 	return call(c, json_pack("{s:s}", "op", "suspend"), NULL, NULL);
 }
 
+QJ_EXPORT int qj_notify_consent(struct qj_conn *c)
+{
+	if (!c)
+		return -EINVAL;
+	return call(c, json_pack("{s:s}", "op", "notify"), NULL, NULL);
+}
+
 QJ_EXPORT int qj_reload(struct qj_conn *c, const char *path)
 {
 	if (!c)

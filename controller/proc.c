@@ -26,13 +26,13 @@ int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret)
 	if (len >= sizeof(st.comm))
 		len = sizeof(st.comm) - 1;
 	memcpy(st.comm, open + 1, len);
-	/* After "(comm) ": field 3 state, 4 ppid, ..., 14-17 times, 20 threads, 22 start. */
+	/* After "(comm) ": 3 state, 4 ppid, 9 flags, 14-17 times, 20 threads, 22 start. */
 	n = sscanf(close + 2,
-		   "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %" SCNu64 " %" SCNu64 " %" SCNu64
+		   "%c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %" SCNu64 " %" SCNu64 " %" SCNu64
 		   " %" SCNu64 " %*d %*d %u %*d %" SCNu64,
-		   &st.state, &st.ppid, &st.utime, &st.stime, &st.cutime, &st.cstime,
+		   &st.state, &st.ppid, &st.flags, &st.utime, &st.stime, &st.cutime, &st.cstime,
 		   &st.num_threads, &st.start_time);
-	if (n != 8)
+	if (n != 9)
 		return -EINVAL;
 	*ret = st;
 	return 0;
@@ -196,7 +196,8 @@ int qj_proc_timerslack_set(pid_t tid, uint64_t ns)
 	return r == -ENOENT ? -ESRCH : r;
 }
 
-int qj_proc_threads_state(pid_t pid, char *ret)
+/* Counts @pid's live threads, those stopped, and whether one is runnable. */
+static int threads_count(pid_t pid, size_t *ret_live, size_t *ret_stopped, bool *ret_runnable)
 {
 	_cleanup_free_ pid_t *tids = NULL;
 	size_t n = 0, live = 0, stopped = 0;
@@ -222,8 +223,35 @@ int qj_proc_threads_state(pid_t pid, char *ret)
 		stopped += st.state == 'T' || st.state == 't';
 		runnable |= st.state == 'R';
 	}
+	*ret_live = live;
+	*ret_stopped = stopped;
+	*ret_runnable = runnable;
+	return 0;
+}
+
+int qj_proc_threads_state(pid_t pid, char *ret)
+{
+	size_t live, stopped;
+	bool runnable;
+	int r;
+
+	r = threads_count(pid, &live, &stopped, &runnable);
+	if (r < 0)
+		return r;
 	*ret = live == 0 ? 'Z' : stopped == live ? 'T' : runnable ? 'R' : 'S';
 	return 0;
+}
+
+int qj_proc_some_thread_stopped(pid_t pid)
+{
+	size_t live, stopped;
+	bool runnable;
+	int r;
+
+	r = threads_count(pid, &live, &stopped, &runnable);
+	if (r < 0)
+		return r;
+	return stopped > 0;
 }
 
 int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns)

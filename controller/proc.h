@@ -12,6 +12,7 @@ struct qj_proc_stat {
 	char comm[64];
 	char state; /* 'R', 'S', 'D', 'T', 't', 'Z', 'X', ... */
 	pid_t ppid;
+	unsigned flags; /* PF_*: PF_EXITING (0x4) while it exits */
 	uint64_t utime, stime, cutime, cstime; /* clock ticks */
 	unsigned num_threads;
 	uint64_t start_time; /* field 22: clock ticks after boot; with the pid, the identity */
@@ -22,6 +23,7 @@ int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret);
 int qj_proc_stat_read(pid_t pid, struct qj_proc_stat *ret);
 /* Reads /proc/@rel/stat, e.g. "PID/task/TID". */
 int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret);
+#define QJ_PF_EXITING 0x00000004u
 struct qj_proc_status {
 	uid_t uid; /* real */
 	uid_t uids[4]; /* real, effective, saved, filesystem */
@@ -64,6 +66,11 @@ int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns);
  * 'R' when one is runnable, 'S' otherwise, 'Z' when none is left.
  */
 int qj_proc_threads_state(pid_t pid, char *ret);
+/*
+ * 1 when a thread of @pid is stopped: a group stop has taken effect (its
+ * SIGSTOP dequeued), although the main thread may not have stopped yet.
+ */
+int qj_proc_some_thread_stopped(pid_t pid);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

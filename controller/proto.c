@@ -14,7 +14,7 @@ static const char *const op_names[_QJ_OP_MAX] = {
 	[QJ_OP_HELLO] = "hello",     [QJ_OP_HOLD] = "hold",	  [QJ_OP_RELEASE] = "release",
 	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds",	  [QJ_OP_PLACE] = "place",
 	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",	  [QJ_OP_RELOAD] = "reload",
-	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain",
+	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain", [QJ_OP_NOTIFY] = "notify",
 };
 
 /* Fields each op accepts besides "op"; 'R' required, 'O' optional. */

@@ -33,6 +33,7 @@ enum qj_op {
 	QJ_OP_RELOAD,
 	QJ_OP_SUSPEND,
 	QJ_OP_EXPLAIN,
+	QJ_OP_NOTIFY, /* the caller consents to the notify rung (SIGXCPU) */
 	_QJ_OP_MAX,
 	_QJ_OP_INVALID = -EINVAL,
 };

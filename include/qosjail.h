@@ -165,6 +165,20 @@ int qj_spawn(struct qj_conn *conn, const char *app, char *const argv[], pid_t *r
 int qj_suspend(struct qj_conn *conn);
 
 /**
+ * qj_notify_consent() - Ask for the notification before a stop.
+ * @conn: connection of a jailed process
+ *
+ * The calling process declares that it handles SIGXCPU as "the system wants
+ * to suspend" (it winds down and blocks).  The daemon then may send it SIGXCPU
+ * first when it is busy at a suspend, before stronger rungs; without consent
+ * (here or the policy key notify) a busy process is never sent SIGXCPU, which
+ * is also the CPU-limit signal.  Kept until the process exits.
+ *
+ * Return: 0, -EPERM when the caller is not jailed, or a negative errno.
+ */
+int qj_notify_consent(struct qj_conn *conn);
+
+/**
  * qj_reload() - Reload the policy atomically.
  * @conn: connection (access.reload).
  * @path: another policy file (root only), or NULL for the running one's file.

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +68,30 @@ static const char policy_stuck[] = "version: 1\n"
 				   "apps:\n"
 				   "  - name: stuck\n"
 				   "    match: { exe: \"/nonexistent/stuck\" }\n";
+
+/* A notify rung first, and an app whose policy does not consent to it. */
+static const char policy_consent[] = "version: 1\n"
+				     "suspend:\n"
+				     "  backend: dry-run\n"
+				     "  idle_delay: 1h\n"
+				     "  dry_run_length: 1500ms\n"
+				     "jail:\n"
+				     "  cgroup: @CG@\n"
+				     "  cpu_cgroup: @CPU@\n"
+				     "  busy_threshold: 20%\n"
+				     "  sample_window: 300ms\n"
+				     "escalation:\n"
+				     "  ladder:\n"
+				     "    - { action: SIGXCPU, grace: 1h }\n"
+				     "    - { action: SIGSTOP, grace: 1h }\n"
+				     "apps:\n"
+				     "  - name: app\n"
+				     "    match: { exe: \"/nonexistent/app\" }\n";
+
+static int setup_consent(void **state)
+{
+	return harness_setup(state, policy_consent);
+}
 
 static int setup_stuck(void **state)
 {
@@ -522,6 +548,9 @@ static void peer_main(const char *socket, int go_fd, int report_fd)
 
 	if (qj_open(socket, &c) < 0)
 		_exit(1);
+	r = 1; /* connected: from here it only waits for a command */
+	if (write(report_fd, &r, sizeof(r)) != sizeof(r))
+		_exit(1);
 	for (;;) {
 		if (read(go_fd, &cmd, 1) != 1)
 			_exit(0);
@@ -549,6 +578,16 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 		close(report[0]);
 		peer_main(h->socket, go[0], report[1]);
 	}
+	/*
+	 * A fresh ASan fork connecting is busy for a while: on a loaded machine
+	 * that crossed the busy threshold in the quiesce's first window, and the
+	 * peer was stopped.  The suspend starts once the peer only waits.
+	 */
+	assert_int_equal(read(report[0], &r, sizeof(r)), sizeof(r));
+	assert_int_equal(r, 1);
+	for (int i = 0; i < 1000 && itest_state(pid) != 'S'; i++)
+		msleep(10);
+	assert_int_equal(itest_state(pid), 'S');
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_place(c, "peer", pid), 0);
 
@@ -647,6 +686,92 @@ static void test_deferred_hold_reader_gone(void **state)
 	}
 }
 
+/* A qj-consent process placed in app "app": its stdin (write to go) and stdout. */
+struct consenter {
+	pid_t pid;
+	int in, out;
+};
+
+static void consenter_start(struct harness *h, struct qj_conn *c, bool consent,
+			    struct consenter *ret)
+{
+	char exe[512], line[64] = "";
+	int in[2], out[2];
+	ssize_t n;
+
+	snprintf(exe, sizeof(exe), "%s/tests/apps/qj-consent", getenv("QJ_BUILD_DIR"));
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	ret->pid = fork();
+	assert_true(ret->pid >= 0);
+	if (ret->pid == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		setenv("QOSJAIL_SOCKET", h->socket, 1);
+		execl(exe, "qj-consent", consent ? "consent" : "no", (char *)NULL);
+		_exit(127);
+	}
+	harness_track(ret->pid);
+	close(in[0]);
+	close(out[1]);
+	ret->in = in[1];
+	ret->out = out[0];
+	n = read(ret->out, line, sizeof(line) - 1);
+	assert_true(n > 0 && strncmp(line, "ready", 5) == 0);
+	assert_int_equal(qj_place(c, "app", ret->pid), 0);
+	assert_int_equal(write(ret->in, "g", 1), 1);
+	memset(line, 0, sizeof(line));
+	n = read(ret->out, line, sizeof(line) - 1);
+	assert_true(n > 0);
+	assert_string_equal(line, consent ? "consent 0\n" : "no-consent\n");
+}
+
+/* What @p printed since (its SIGXCPU handler writes "xcpu"), waiting up to @ms. */
+static bool printed_xcpu(const struct consenter *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->out, .events = POLLIN };
+	char buf[64] = "";
+
+	if (poll(&pfd, 1, ms) <= 0 || read(p->out, buf, sizeof(buf) - 1) <= 0)
+		return false;
+	return strstr(buf, "xcpu") != NULL;
+}
+
+/*
+ * Consent to the notify rung through libqosjail: of two identical busy apps that
+ * catch SIGXCPU, in an app whose policy does not consent, the one that called
+ * qj_notify_consent() gets SIGXCPU and blocks; the other is stopped without it.
+ * A process outside the jail cannot consent.
+ */
+static void test_notify_consent_through_library(void **state)
+{
+	struct harness *h = *state;
+	struct consenter yes, no;
+	struct qj_conn *c = NULL;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	assert_int_equal(qj_notify_consent(c), -EPERM); /* not jailed: nothing to consent to */
+	consenter_start(h, c, true, &yes);
+	consenter_start(h, c, false, &no);
+
+	assert_int_equal(qj_suspend(c), 0);
+	assert_true(harness_wait_state(h, "suspending", 30000));
+	assert_true(printed_xcpu(&yes, 5000));
+	assert_false(printed_xcpu(&no, 0));
+	assert_true(itest_stopped_or_stopping(no.pid));
+	assert_false(itest_stopped_or_stopping(yes.pid));
+	assert_true(harness_wait_state(h, "idle-wait", 30000)); /* resumed */
+	assert_true(itest_state(no.pid) != 'T');
+	assert_false(printed_xcpu(&no, 0));
+	close(yes.in);
+	close(yes.out);
+	close(no.in);
+	close(no.out);
+	qj_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +792,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_notify_consent_through_library, setup_consent,
 						harness_teardown),
 	};
 

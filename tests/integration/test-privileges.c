@@ -60,6 +60,7 @@ enum op {
 	RELOAD,
 	SUSPEND,
 	EXPLAIN,
+	NOTIFY,
 	_OP_MAX
 };
 
@@ -67,7 +68,7 @@ static const char *const peer_names[_PEER_MAX] = { "root", "own user", "other us
 						   "connecting parent exited" };
 static const char *const op_names[_OP_MAX] = { "hello",	 "hold",    "release", "status",
 					       "holds",	 "place",   "spawn",   "log",
-					       "reload", "suspend", "explain" };
+					       "reload", "suspend", "explain", "notify" };
 
 /*
  * THE TABLE: 0 or the negative errno each peer gets for each request.  spawn of a user
@@ -88,6 +89,8 @@ static const int expected[_OP_MAX][_PEER_MAX] = {
 	[RELOAD] = { 0, -EPERM, -EPERM, -EPERM, -EPERM },
 	[SUSPEND] = { -EBUSY, -EBUSY, -EPERM, -EBUSY, -EBUSY },
 	[EXPLAIN] = { 0, 0, -EPERM, 0, 0 },
+	/* For the caller itself, alive and jailed: not after its connecting parent exited. */
+	[NOTIFY] = { -EPERM, -EPERM, -EPERM, 0, -ESRCH },
 };
 
 struct agent {
@@ -123,6 +126,7 @@ static int run_ops(struct qj_conn *c, const struct agent *a, int results[_OP_MAX
 	results[SUSPEND] = qj_suspend(c);
 	results[EXPLAIN] = qj_explain(c, a->target, &text);
 	free(text);
+	results[NOTIFY] = qj_notify_consent(c);
 	return 0;
 }
 
