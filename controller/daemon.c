@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "proto.h"
+#include "sampler.h"
 #include "util.h"
 
 /* How often an interrupt is re-sent while the worker has not returned (closes the race
@@ -1417,6 +1418,15 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 	d->membership = cfg->membership;
 	if (!cfg->no_engine) {
+		/* Without it every task would look gone or idle: a spinning jail passed as quiet. */
+		r = qj_sample_check("/proc/self");
+		if (r < 0) {
+			log_error_errno(r,
+					"Busy detection needs /proc/PID/schedstat with run times "
+					"(kernel option CONFIG_SCHED_INFO, selected by "
+					"CONFIG_SCHEDSTATS): refusing to start: %m");
+			goto fail;
+		}
 		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
 		if (r < 0) {
 			log_error_errno(r, "Failed to set up the jail %s: %m",
