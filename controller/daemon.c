@@ -565,6 +565,8 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  counts.holding[0] ? qj_json_string_escaped(counts.holding) : json_null(),
 			  "quiesce_ms", (json_int_t)(counts.quiesce_usec / 1000), "bound_ms",
 			  (json_int_t)(counts.bound_usec / 1000)));
+	/* The backoff after failed cycles (retry.initial doubled up to retry.max; 0: none). */
+	(void)json_object_set_new(j, "retry_usec", json_integer((json_int_t)d->cycle.retry_usec));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
 	if (d->killlog) {
