@@ -45,7 +45,6 @@ state_not() { _s=$(sfield state); [ -n "$_s" ] && [ "$_s" != "$1" ]; }
 success() { cat $SUCCESS; }
 success_above() { [ "$(success)" -gt "$1" ]; }
 field_at_least() { status && [ "$(field "$1")" -ge "$2" ]; }
-last_is() { status && [ "$(field result)" = "$1" ]; }
 # Column 2 (value) and 9 (prevent_suspend_time) of a QOS_EVENTUALLY request.
 kernel_row() { awk -v n="$1" '$1 == n { print $'"$2"' }' $STATS; }
 kernel_holds() { [ "$(kernel_row "$1" 2)" -gt 0 ] 2>/dev/null; }
