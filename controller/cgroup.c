@@ -946,6 +946,11 @@ static int knob_set(struct qj_cgroup *c, enum idle_knob k, int64_t v)
 	}
 }
 
+bool qj_cgroup_has_idle_knob(const struct qj_cgroup *c)
+{
+	return c->knob != KNOB_NONE;
+}
+
 int qj_cgroup_set_idle(struct qj_cgroup *c, bool idle)
 {
 	static const int64_t lowest[_KNOB_MAX] = {

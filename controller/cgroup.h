@@ -82,6 +82,8 @@ int qj_cgroup_usage_usec(const struct qj_cgroup *c, const char *app, uint64_t *r
  * when no cpu knob is available, or -errno.
  */
 int qj_cgroup_set_idle(struct qj_cgroup *c, bool idle);
+/* Whether a cpu knob (cpu.idle, cpu.weight, v1 cpu.idle or cpu.shares) was found. */
+bool qj_cgroup_has_idle_knob(const struct qj_cgroup *c);
 /* The saved knob for restart safety: name ("cpu.idle"...) and old value, or -ENODATA. */
 int qj_cgroup_idle_saved(const struct qj_cgroup *c, const char **ret_knob, int64_t *ret_old);
 /* Restores a knob value saved by a previous instance. */

@@ -128,6 +128,10 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		       str(last, "error")[0] ? ")" : "", age);
 		printf("Cycles:   %lld suspended, %lld aborted, %lld failed\n", num(j, "suspends"),
 		       num(j, "aborts"), num(j, "failures"));
+		if (num(j, "retry_usec") > 0) {
+			ctl_format_usec((unsigned long long)num(j, "retry_usec"), age, sizeof(age));
+			printf("Backoff:  %s after a failed cycle\n", age);
+		}
 		printf("Jail:     %s: %lld apps, %lld tasks, %lld busy, %lld stopped, %lld frozen, "
 		       "%lld killed\n",
 		       str(jail, "cgroup"), num(jail, "apps"), num(jail, "tasks"),

@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "proto.h"
+#include "sampler.h"
 #include "util.h"
 
 /* How often an interrupt is re-sent while the worker has not returned (closes the race
@@ -564,6 +565,8 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  counts.holding[0] ? qj_json_string_escaped(counts.holding) : json_null(),
 			  "quiesce_ms", (json_int_t)(counts.quiesce_usec / 1000), "bound_ms",
 			  (json_int_t)(counts.bound_usec / 1000)));
+	/* The backoff after failed cycles (retry.initial doubled up to retry.max; 0: none). */
+	(void)json_object_set_new(j, "retry_usec", json_integer((json_int_t)d->cycle.retry_usec));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
 	if (d->killlog) {
@@ -1452,6 +1455,15 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 	d->membership = cfg->membership;
 	if (!cfg->no_engine) {
+		/* Without it every task would look gone or idle: a spinning jail passed as quiet. */
+		r = qj_sample_check("/proc/self");
+		if (r < 0) {
+			log_error_errno(r,
+					"Busy detection needs /proc/PID/schedstat with run times "
+					"(kernel option CONFIG_SCHED_INFO, selected by "
+					"CONFIG_SCHEDSTATS): refusing to start: %m");
+			goto fail;
+		}
 		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
 		if (r < 0) {
 			log_error_errno(r, "Failed to set up the jail %s: %m",

@@ -488,6 +488,12 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
 	if (r < 0)
 		goto fail;
+	if (p->cpu_idle && !qj_cgroup_has_idle_knob(e->cg))
+		log_warning("Jail %s has no cpu controller (no cpu.idle or cpu.weight, no v1 cpu "
+			    "group): jail.cpu_idle cannot lower its CPU class while quiescing, and "
+			    "continuing many busy tasks may starve the daemon; enable \"+cpu\" in "
+			    "the parent's cgroup.subtree_control",
+			    p->cgroup_path);
 	r = create_app_groups(e);
 	if (r < 0)
 		goto fail;

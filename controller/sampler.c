@@ -97,6 +97,28 @@ static int pread_text(int fd, char *buf, size_t size)
 	return 0;
 }
 
+int qj_sample_check(const char *proc_dir)
+{
+	char path[4096], buf[256];
+	_cleanup_close_ int fd = -EBADF;
+	uint64_t cpu, wait, slices;
+	int r;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/schedstat", proc_dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EOPNOTSUPP : negative_errno();
+	r = pread_text(fd, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ESRCH ? -EOPNOTSUPP : r;
+	r = qj_proc_schedstat_parse(buf, &cpu, &wait, &slices);
+	if (r < 0)
+		return r;
+	/* A task that has run has run time and slices; zeros mean sched_info is off. */
+	return cpu == 0 || slices == 0 ? -EOPNOTSUPP : 0;
+}
+
 /* Adds one thread's counters from its kept or opened fds. */
 static int add_thread(int sched_fd, int status_fd, char state, struct qj_demand *d)
 {

@@ -41,6 +41,13 @@ struct qj_sample {
 	uint64_t last_window_usec;
 };
 
+/*
+ * Whether busy detection works on this kernel, judged from @proc_dir (a
+ * /proc/PID directory of a task that has run, "/proc/self" for the daemon):
+ * -EOPNOTSUPP when its schedstat is missing (no CONFIG_SCHED_INFO: every task
+ * would look gone) or reads no run time (every task would look idle).
+ */
+int qj_sample_check(const char *proc_dir);
 int qj_sample_open(struct qj_sample *s, pid_t pid);
 void qj_sample_close(struct qj_sample *s);
 int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret);

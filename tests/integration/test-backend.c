@@ -239,6 +239,9 @@ static void test_qos_ebusy_retries_with_backoff(void **state)
 	assert_string_equal(json_string_value(json_object_get(j, "state")), "suspending");
 	assert_int_equal(json_integer_value(json_object_get(j, "failures")), 2);
 	assert_int_equal(json_integer_value(json_object_get(j, "suspends")), 0);
+	/* ...and the backoff it took: retry.initial doubled once. */
+	assert_int_equal(json_integer_value(json_object_get(j, "retry_usec")),
+			 2 * RETRY_INITIAL_MSEC * USEC_PER_MSEC);
 	json_decref(j);
 	assert_string_equal(last_result(&fx->h, err, sizeof(err)), "failed");
 	assert_string_equal(err, "ERANGE");
@@ -252,6 +255,7 @@ static void test_qos_ebusy_retries_with_backoff(void **state)
 	assert_string_equal(last_result(&fx->h, err, sizeof(err)), "suspended");
 	assert_string_equal(err, "");
 	assert_int_equal(status_int(&fx->h, "failures"), 2);
+	assert_int_equal(status_int(&fx->h, "retry_usec"), 0); /* a suspend ends the backoff */
 
 	/*
 	 * Each retry came no sooner than the backoff after the refusal it answers,

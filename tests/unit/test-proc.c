@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "proc.h"
@@ -66,6 +67,47 @@ static void test_sample_is_busy(void **state)
 	assert_false(qj_sample_is_busy(150 * 1000 * 1000ULL, 300 * 1000, 0.5));
 	assert_true(qj_sample_is_busy(151 * 1000 * 1000ULL, 300 * 1000, 0.5));
 	assert_false(qj_sample_is_busy(0, 0, 0.5));
+}
+
+/* Writes @text as DIR/schedstat (NULL: removes it). */
+static void put_schedstat(const char *dir, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/schedstat", dir);
+	(void)unlink(path);
+	if (!text)
+		return;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A kernel without schedstat (no CONFIG_SCHED_INFO) made every task look gone,
+ * and one that reads "0 0 0" (sched_info off) every task idle: the daemon must
+ * refuse to start on either, not pass a spinning jail as quiet.
+ */
+static void test_sample_check(void **state)
+{
+	char dir[] = "/tmp/qj-test-proc-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put_schedstat(dir, NULL);
+	assert_int_equal(qj_sample_check(dir), -EOPNOTSUPP);
+	put_schedstat(dir, "0 0 0\n");
+	assert_int_equal(qj_sample_check(dir), -EOPNOTSUPP);
+	put_schedstat(dir, "garbage\n");
+	assert_int_equal(qj_sample_check(dir), -EINVAL);
+	put_schedstat(dir, "318893528 339352841 87\n");
+	assert_int_equal(qj_sample_check(dir), 0);
+	put_schedstat(dir, NULL);
+	assert_int_equal(rmdir(dir), 0);
+	/* This process has run: the kernel the tests run on has it. */
+	assert_int_equal(qj_sample_check("/proc/self"), 0);
 }
 
 static void test_demand_delta(void **state)
@@ -144,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_proc_status_parse),
 		cmocka_unit_test(test_proc_schedstat_parse),
 		cmocka_unit_test(test_sample_is_busy),
+		cmocka_unit_test(test_sample_check),
 		cmocka_unit_test(test_demand_delta),
 		cmocka_unit_test(test_procmon_match),
 	};
