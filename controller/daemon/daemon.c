@@ -77,7 +77,7 @@ struct client_state {
 	uint64_t app_usec;
 	int app_r; /* 1 jailed, 0 not, negative errno: unknown (treated as jailed) */
 	bool app_final; /* the peer has exited: app_r can no longer change */
-	char app[64];
+	char app[QJ_POLICY_NAME_MAX + 1];
 };
 
 /*

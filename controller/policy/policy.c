@@ -33,7 +33,6 @@
 
 #define MAX_DEPTH 64 /* nesting of YAML collections; the schema needs 5 */
 #define QUOTE_MAX 48 /* user text quoted in a message is cut after this many bytes */
-#define NAME_MAX_LEN 64
 #define USEC_PER_MINUTE (60 * USEC_PER_SEC)
 #define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
 #define USEC_PER_DAY (24 * USEC_PER_HOUR)
@@ -309,7 +308,7 @@ static bool name_is_valid(const char *s, bool allow_upper)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > NAME_MAX_LEN ||
+	if (n == 0 || n > QJ_POLICY_NAME_MAX ||
 	    !(is_digit(s[0]) || (s[0] >= 'a' && s[0] <= 'z') ||
 	      (allow_upper && s[0] >= 'A' && s[0] <= 'Z')))
 		return false;
@@ -1412,7 +1411,7 @@ static void walk_rung_name(struct ctx *c, struct node *n, void *obj, const struc
 	if (!name_is_valid(s, false)) {
 		diag(c, n,
 		     "invalid rung name '%s': use up to %d lowercase letters, digits, '-', '_' and '.'",
-		     printable(s, n->len, q), NAME_MAX_LEN);
+		     printable(s, n->len, q), QJ_POLICY_NAME_MAX);
 		rp->ok = false;
 		return;
 	}
@@ -1517,7 +1516,7 @@ static int rung_index(const struct qj_policy *p, const char *name)
 /* Resolves a rung name; returns the index, or -EINVAL after a diagnostic (or when unknowable). */
 static int get_rung(struct ctx *c, struct node *n)
 {
-	char q[QUOTE_MAX + 4], list[QJ_POLICY_MAX_RUNGS * (NAME_MAX_LEN + 2)];
+	char q[QUOTE_MAX + 4], list[QJ_POLICY_MAX_RUNGS * (QJ_POLICY_NAME_MAX + 2)];
 	const char *s = want_scalar(c, n, "a rung name");
 	size_t o = 0;
 	int i;
@@ -1594,7 +1593,7 @@ static void walk_app_name(struct ctx *c, struct node *n, void *obj, const struct
 	if (!name_is_valid(s, true)) {
 		diag(c, n,
 		     "invalid app name '%s': use up to %d letters, digits, '-', '_' and '.', starting with a letter or digit",
-		     printable(s, n->len, q), NAME_MAX_LEN);
+		     printable(s, n->len, q), QJ_POLICY_NAME_MAX);
 		return;
 	}
 	(void)get_string(c, n, &ap->a.name);

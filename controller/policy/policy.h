@@ -22,6 +22,9 @@
 /* Upper bound of limits.holds_per_uid and limits.holds_per_connection. */
 #define QJ_POLICY_MAX_HOLDS 4096
 #define QJ_POLICY_MAX_DIAGS 100
+/* Longest name of an app, rung or group, in bytes; every buffer that carries one is
+ * QJ_POLICY_NAME_MAX + 1 bytes. */
+#define QJ_POLICY_NAME_MAX 64
 
 enum qj_backend {
 	QJ_BACKEND_AUTO,

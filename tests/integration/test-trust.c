@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "policy.h"
 #include "util.h"
 #include "proto.h"
 #include "qosjail.h"
@@ -35,6 +36,11 @@
 #define NOBODY 65534
 #define LAUNCHED 65533 /* access.place_as lets NOBODY place these */
 #define STRANGER 65532
+/* App names of the longest allowed length (QJ_POLICY_NAME_MAX) and one less. */
+#define LONG54 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define LONG55 LONG54 "a"
+#define APP_NAME_63 LONG54 "-name-63c"
+#define APP_NAME_64 LONG55 "-name-64c"
 
 static const char policy_trust[] = "version: 1\n"
 				   "suspend: { backend: dry-run, idle_delay: 1h, "
@@ -46,6 +52,12 @@ static const char policy_trust[] = "version: 1\n"
 				   "  - name: gone\n"
 				   "    match: { exe: \"/nonexistent/gone\" }\n"
 				   "    holds: { max: 5 }\n"
+				   "  - name: " APP_NAME_63 "\n"
+				   "    match: { exe: \"/nonexistent/n63\" }\n"
+				   "    holds: { max: 1 }\n"
+				   "  - name: " APP_NAME_64 "\n"
+				   "    match: { exe: \"/nonexistent/n64\" }\n"
+				   "    holds: { max: 1 }\n"
 				   "access:\n"
 				   "  place: { uids: [0, 65534] }\n"
 				   "  place_as:\n"
@@ -304,6 +316,34 @@ static void test_connecting_parent_exited_stays_jailed(void **state)
 	assert_int_equal(worker_do(&w, 'h'), 0);
 	assert_int_equal(worker_do(&w, 'h'), -EDQUOT);
 	worker_stop(&w);
+}
+
+/*
+ * holds.max binds an app whose name has the longest allowed length: the daemon's
+ * buffers for app names were 64 bytes, a 64-character name was cut, its app lookup
+ * failed and the quota was never checked (63 characters got EDQUOT, 64 the hold).
+ */
+static void test_hold_limit_of_longest_app_name(void **state)
+{
+	static const char *const apps[] = { APP_NAME_63, APP_NAME_64 };
+	struct harness *h = *state;
+	char got[128];
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(strlen(APP_NAME_64), QJ_POLICY_NAME_MAX);
+	for (size_t i = 0; i < ARRAY_SIZE(apps); i++) {
+		struct worker w;
+
+		print_message("app name of %zu characters\n", strlen(apps[i]));
+		worker_start(h, &w);
+		place_root(h, apps[i], w.pid);
+		assert_int_equal(worker_do(&w, 'c'), 0);
+		assert_int_equal(worker_do(&w, 'h'), 0);
+		assert_int_equal(worker_do(&w, 'h'), -EDQUOT);
+		jailed_app(h, w.pid, got, sizeof(got));
+		assert_string_equal(got, apps[i]);
+		worker_stop(&w);
+	}
 }
 
 /*
@@ -647,6 +687,8 @@ int main(void)
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_peer_gone_before_accept_gets_no_holds, setup,
 						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hold_limit_of_longest_app_name, setup,
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_app_dropped_by_reload_gets_no_holds,
 						setup, harness_teardown),
 		cmocka_unit_test_setup_teardown(test_client_limits, setup, harness_teardown),
@@ -658,5 +700,7 @@ int main(void)
 						harness_teardown),
 	};
 
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_hold_*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
