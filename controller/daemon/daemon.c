@@ -488,11 +488,22 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	}
 	memcpy(owner.comm, c->comm, sizeof(owner.comm));
 	r = qj_holds_acquire(d->holds, c->id, req->name, req->reason, &owner, timeout, now());
-	if (r < 0) {
+	if (r == -EINVAL) {
+		reply_error(c, r, "hold name and reason must be 1-%d/%d bytes", QJ_HOLD_NAME_MAX,
+			    QJ_HOLD_REASON_MAX);
+		return;
+	}
+	if (r == -ENOSPC) {
+		log_warning("Refused hold '%s' to pid %d: the hold table is full", req->name,
+			    c->pid);
 		reply_error(c, r,
-			    r == -EINVAL ? "hold name and reason must be 1-%d/%d bytes" :
-					   "cannot take hold (%d/%d)",
-			    QJ_HOLD_NAME_MAX, QJ_HOLD_REASON_MAX);
+			    "the daemon's hold table is full (at most %d holds and %d distinct "
+			    "names held at once)",
+			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES);
+		return;
+	}
+	if (r < 0) {
+		reply_error(c, r, "cannot take hold: %s", strerror(-r));
 		return;
 	}
 	log_debug("Hold '%s' %s by pid %d (%s): %s", req->name, r ? "refreshed" : "taken", c->pid,

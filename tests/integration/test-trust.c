@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "holds.h"
 #include "policy.h"
 #include "util.h"
 #include "proto.h"
@@ -638,6 +639,29 @@ static void test_hold_quotas_and_bounded_listing(void **state)
 	qj_close(root);
 }
 
+/*
+ * Root is exempt from the quotas but not from the daemon's table: past QJ_HOLDS_MAX_NAMES
+ * names held at once a hold is refused with ENOSPC, and the answer says which limit (it
+ * used to print the name and reason lengths, "cannot take hold (128/512)").
+ */
+static void test_hold_table_full_says_why(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *root = NULL;
+	char name[32];
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &root), 0);
+	for (int i = 0; i < QJ_HOLDS_MAX_NAMES; i++) {
+		snprintf(name, sizeof(name), "n-%d", i);
+		assert_int_equal(qj_hold(root, name, "fill", 0, 0), 0);
+	}
+	assert_int_equal(qj_hold(root, "one-more", "full", 0, 0), -ENOSPC);
+	print_message("refusal: %s\n", qj_last_error(root));
+	assert_non_null(strstr(qj_last_error(root), "4096 distinct names"));
+	qj_close(root);
+}
+
 /* ---- finding 10: SIGHUP during the backend write --------------------------------------- */
 
 /*
@@ -697,6 +721,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hold_quotas_and_bounded_listing, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_during_write_is_deferred, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hold_table_full_says_why, setup,
 						harness_teardown),
 	};
 
