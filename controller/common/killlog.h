@@ -25,7 +25,7 @@ struct qj_kill_record {
 	const char *exe;
 	uid_t uid;
 	const char *cgroup;
-	const char *action; /* "sigxcpu", "sigstop", "sigterm", "sigkill", "freeze" */
+	const char *action; /* the rung's action as qj_action_to_string() spells it, or "exit" */
 	int rung; /* ladder index */
 	const char *rung_name;
 	const char *reason;

@@ -27,7 +27,8 @@ static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int 
 	 * programs (GNU make, Chromium) catch it to clean up and die.  Only an
 	 * app whose policy says it understands the notification gets it.
 	 */
-	return p->rungs[i].action != QJ_ACTION_SIGXCPU || (a && a->notify && catches_sigxcpu);
+	return !qj_action_info(p->rungs[i].action)->needs_handler ||
+	       (a && a->notify && catches_sigxcpu);
 }
 
 static int search_from(const struct qj_policy *p, const struct qj_app *a, int from,
@@ -149,15 +150,4 @@ const char *qj_ladder_verdict_to_string(enum qj_ladder_verdict v)
 	};
 
 	return v >= 0 && v < _QJ_LADDER_VERDICT_MAX ? names[v] : NULL;
-}
-
-const char *qj_ladder_action_name(enum qj_action a)
-{
-	static const char *const names[_QJ_ACTION_MAX] = {
-		[QJ_ACTION_SIGXCPU] = "sigxcpu", [QJ_ACTION_SIGSTOP] = "sigstop",
-		[QJ_ACTION_SIGTERM] = "sigterm", [QJ_ACTION_SIGKILL] = "sigkill",
-		[QJ_ACTION_FREEZE] = "freeze",
-	};
-
-	return a >= 0 && a < _QJ_ACTION_MAX ? names[a] : NULL;
 }

@@ -50,24 +50,6 @@ static const char *const backend_names[_QJ_BACKEND_MAX] = {
 	[QJ_BACKEND_DRY_RUN] = "dry-run",
 };
 
-static const char *const action_names[_QJ_ACTION_MAX] = {
-	[QJ_ACTION_SIGXCPU] = "SIGXCPU", [QJ_ACTION_SIGSTOP] = "SIGSTOP",
-	[QJ_ACTION_SIGTERM] = "SIGTERM", [QJ_ACTION_SIGKILL] = "SIGKILL",
-	[QJ_ACTION_FREEZE] = "freeze",
-};
-
-/* Default rung name and grace period per action (the default ladder uses the first four). */
-static const struct {
-	const char *name;
-	uint64_t grace_usec;
-} action_defaults[_QJ_ACTION_MAX] = {
-	[QJ_ACTION_SIGXCPU] = { "notify", 2 * USEC_PER_SEC },
-	[QJ_ACTION_SIGSTOP] = { "stop", 2 * USEC_PER_SEC },
-	[QJ_ACTION_SIGTERM] = { "term", 3 * USEC_PER_SEC },
-	[QJ_ACTION_SIGKILL] = { "kill", 1 * USEC_PER_SEC },
-	[QJ_ACTION_FREEZE] = { "freeze", 2 * USEC_PER_SEC },
-};
-
 static const char *const trust_names[_QJ_TRUST_MAX] = {
 	[QJ_TRUST_JAILED] = "jailed",
 	[QJ_TRUST_TRUSTED] = "trusted",
@@ -84,27 +66,6 @@ enum qj_backend qj_backend_from_string(const char *s)
 		if (strcmp(s, backend_names[i]) == 0)
 			return i;
 	return _QJ_BACKEND_INVALID;
-}
-
-const char *qj_action_to_string(enum qj_action a)
-{
-	return a >= 0 && a < _QJ_ACTION_MAX ? action_names[a] : NULL;
-}
-
-/* "SIGXCPU", "XCPU", "sigxcpu" and "freeze" are accepted. */
-enum qj_action qj_action_from_string(const char *s)
-{
-	if (!s)
-		return _QJ_ACTION_INVALID;
-	for (int i = 0; i < _QJ_ACTION_MAX; i++) {
-		const char *n = action_names[i];
-
-		if (strcasecmp(s, n) == 0)
-			return i;
-		if (strncmp(n, "SIG", 3) == 0 && strcasecmp(s, n + 3) == 0)
-			return i;
-	}
-	return _QJ_ACTION_INVALID;
 }
 
 const char *qj_trust_to_string(enum qj_trust t)
@@ -1465,9 +1426,9 @@ static void walk_ladder(struct ctx *c, struct node *n, void *obj, const struct f
 			rp.ok = false;
 		if (rp.ok) {
 			if (!(present & 2))
-				rp.r.grace_usec = action_defaults[rp.r.action].grace_usec;
+				rp.r.grace_usec = qj_action_info(rp.r.action)->default_grace_usec;
 			if (!rp.r.name) {
-				rp.r.name = strdup(action_defaults[rp.r.action].name);
+				rp.r.name = strdup(qj_action_info(rp.r.action)->default_rung_name);
 				if (!rp.r.name)
 					c->error = -ENOMEM;
 			}
@@ -2187,8 +2148,8 @@ int qj_policy_new_default(struct qj_policy **ret)
 	p->sample_window_usec = 1 * USEC_PER_SEC;
 	for (size_t i = 0; i < ARRAY_SIZE(ladder); i++) {
 		p->rungs[i].action = ladder[i];
-		p->rungs[i].grace_usec = action_defaults[ladder[i]].grace_usec;
-		p->rungs[i].name = strdup(action_defaults[ladder[i]].name);
+		p->rungs[i].grace_usec = qj_action_info(ladder[i])->default_grace_usec;
+		p->rungs[i].name = strdup(qj_action_info(ladder[i])->default_rung_name);
 		if (!p->rungs[i].name)
 			return -ENOMEM;
 		p->n_rungs++;
