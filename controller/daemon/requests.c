@@ -1,0 +1,958 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosjaild's request handlers: one handle_*() per op of the protocol (common/proto.h),
+ * the access checks and quotas in front of them, replies, and the hold requests of
+ * jailed peers deferred while the jail is quiesced.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cycle.h"
+#include "daemon-internal.h"
+#include "daemon.h"
+#include "engine.h"
+#include "escape.h"
+#include "holds.h"
+#include "ipc.h"
+#include "killlog.h"
+#include "log.h"
+#include "policy.h"
+#include "proc.h"
+#include "proto.h"
+#include "util.h"
+
+/* A request waiting for the jail to leave QOS_NONE. */
+struct client_state {
+	struct qj_request deferred;
+	bool has_deferred;
+
+	/* Cached jail membership of the peer, valid while app_gen == d->app_gen. */
+	uint64_t app_gen;
+	uint64_t app_usec;
+	int app_r; /* 1 jailed, 0 not, negative errno: unknown (treated as jailed) */
+	bool app_final; /* the peer has exited: app_r can no longer change */
+	char app[QJ_POLICY_NAME_MAX + 1];
+};
+
+/*
+ * Reading /proc/PID/cgroup costs ~9 us here (a third of a hold round trip), so a
+ * peer's membership is cached per connection.  Membership changes through the
+ * daemon (place), the engine's exec matching (any procmon dispatch) or root
+ * writing cgroup.procs behind our back: the first two bump d->app_gen, a
+ * cycle start bumps it (the deferral decision then reads fresh), and the cache
+ * lives at most APP_CACHE_USEC for the third.
+ */
+#define APP_CACHE_USEC (1 * USEC_PER_SEC)
+
+/* ---- engine adapters ---- */
+
+static struct client_state *client_state(struct qj_ipc_client *c);
+
+/*
+ * Jail membership of @c's peer, fail-closed (issue 11 finding 3): 1 and *ret_app (valid
+ * until the next call) when jailed, 0 when not, negative errno when it cannot be known
+ * (callers treat the peer as jailed in an unknown app).  Decided at connect and re-read
+ * while cached answers age: /proc/PID/cgroup read, then the peer's pidfd checked, so the
+ * pid still named the peer.  Once the connecting process has exited nothing can be read
+ * for the connection any more: the last trusted answer stays (a jailed app that connects
+ * and hands the socket to a child stays jailed), and without one the peer is unknown.
+ * Only where pidfds do not exist at all (-ENOSYS: before 5.3) is the pid read alone.
+ */
+static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char **ret_app)
+{
+	struct client_state *cs = client_state(c);
+	uint64_t t = qj_daemon_now();
+	const char *app = NULL;
+	int r;
+
+	*ret_app = "";
+	if (!d->engine && d->membership)
+		return d->membership(c->id, c->pid, ret_app);
+	if (!d->engine)
+		return 0;
+	if (!cs)
+		return -ENOMEM;
+	if (cs->app_final ||
+	    (cs->app_gen == d->app_gen && t - cs->app_usec < APP_CACHE_USEC && cs->app_usec)) {
+		*ret_app = cs->app;
+		return cs->app_r;
+	}
+	if (c->pidfd < 0 && c->pidfd != -ENOSYS) {
+		r = c->pidfd; /* gone before accept: never known */
+		cs->app_final = true;
+	} else {
+		r = qj_engine_app_of_pid(d->engine, c->pid, &app);
+		if (c->pidfd >= 0 && qj_pidfd_exited(c->pidfd)) {
+			cs->app_final = true;
+			if (cs->app_usec) { /* keep the last trusted answer */
+				*ret_app = cs->app;
+				return cs->app_r;
+			}
+			r = -ESRCH;
+		}
+	}
+	cs->app_gen = d->app_gen;
+	cs->app_usec = t ? t : 1;
+	cs->app_r = r;
+	snprintf(cs->app, sizeof(cs->app), "%s", r > 0 && app ? app : "");
+	*ret_app = cs->app;
+	return r;
+}
+
+/* ---- replies ---- */
+
+static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
+{
+	int r;
+
+	if (!msg) {
+		log_error("Out of memory building a reply, disconnecting client %" PRIu64, c->id);
+		qj_ipc_disconnect(c);
+		return;
+	}
+	r = qj_ipc_send(c, msg, pass_fd);
+	json_decref(msg);
+	if (r == -EMSGSIZE || r == -ENOMEM) {
+		/* Never leave a client waiting for a reply that was not sent. */
+		msg = qj_reply_new_error(r, "reply too large or out of memory");
+		if (msg)
+			(void)qj_ipc_send(c, msg, -1);
+		json_decref(msg);
+	}
+}
+
+/*
+ * Entries of a listing (holds in status and holds, names in holds): the oldest
+ * LIST_MAX.  A listing costs the same however many holds users took, so it never
+ * delays the others' requests (issue 11 finding 6: 65536 holds made each status
+ * take 2.5 s).  The totals stay exact and the reply says "truncated".
+ */
+#define LIST_MAX 128
+
+/*
+ * Listing replies (status, holds) must fit in one message: halve the longest
+ * of the "holds" and "stats" arrays until they do, and say "truncated".
+ * The totals stay exact.
+ */
+static json_t *fit_reply(json_t *j)
+{
+	if (json_array_size(json_object_get(j, "holds")) <
+		    (size_t)json_integer_value(json_object_get(j, "holds_total")) ||
+	    json_array_size(json_object_get(j, "stats")) <
+		    (size_t)json_integer_value(json_object_get(j, "stats_total")))
+		(void)json_object_set_new(j, "truncated", json_true());
+	for (;;) {
+		json_t *holds = json_object_get(j, "holds"), *stats = json_object_get(j, "stats");
+		json_t *a = json_array_size(stats) > json_array_size(holds) ? stats : holds;
+		char *text = NULL;
+		size_t n;
+		int r;
+
+		r = qj_proto_encode(j, &text, &n);
+		free(text);
+		if (r != -EMSGSIZE || json_array_size(a) == 0)
+			return j;
+		for (size_t keep = json_array_size(a) / 2; json_array_size(a) > keep;)
+			(void)json_array_remove(a, json_array_size(a) - 1);
+		(void)json_object_set_new(j, "truncated", json_true());
+	}
+}
+
+static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply(c, qj_reply_new_error(error, "%s", msg), -1);
+}
+
+static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
+			 const struct qj_principals *pr, const char *what)
+{
+	if (qj_principals_allow(pr, c->uid, c->groups, c->n_groups))
+		return true;
+	log_notice("Refused %s to pid %d uid %d (%s): not in access.%s of the policy", what, c->pid,
+		   c->uid, c->comm, what);
+	reply_error(c, -EPERM, "uid %d may not %s: not in access.%s of the policy", c->uid, what,
+		    what);
+	return false;
+}
+
+/* ---- handlers ---- */
+
+static json_t *hold_json(const struct qj_hold *h, uint64_t t)
+{
+	/* comm is the peer's own choice of bytes, not necessarily UTF-8: escaped, never dropped. */
+	return json_pack("{s:s,s:s,s:I,s:I,s:o,s:s,s:I,s:I}", "name", h->name, "reason", h->reason,
+			 "pid", (json_int_t)h->owner.pid, "uid", (json_int_t)h->owner.uid, "comm",
+			 qj_json_string_escaped(h->owner.comm), "app", h->owner.app, "age_usec",
+			 (json_int_t)(t - h->start_usec), "timeout_left_usec",
+			 h->deadline_usec == USEC_INFINITY ?
+				 (json_int_t)-1 :
+				 (json_int_t)(h->deadline_usec > t ? h->deadline_usec - t : 0));
+}
+
+static json_t *holds_array(struct qj_daemon *d, uint64_t t)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < LIST_MAX && qj_holds_get(d->holds, i); i++)
+		if (json_array_append_new(a, hold_json(qj_holds_get(d->holds, i), t)) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			bool *ret_deferred)
+{
+	struct qj_hold_owner owner = { .pid = c->pid, .uid = c->uid };
+	const struct qj_app *app = NULL;
+	const char *app_name = NULL;
+	uint64_t timeout = req->timeout_usec;
+	json_t *msg;
+	int r;
+
+	if (!check_access(d, c, &d->policy->access_hold, "hold"))
+		return;
+	r = client_app(d, c, &app_name);
+	if (r < 0) {
+		log_notice("Refused hold '%s' to pid %d uid %d (%s): cannot tell whether it is "
+			   "jailed (%s)",
+			   req->name, c->pid, c->uid, c->comm, strerrorname_np(-r));
+		reply_error(c, -EPERM,
+			    "cannot tell whether pid %d is jailed (%s): an unknown peer gets no "
+			    "holds",
+			    c->pid, r == -ESRCH ? "it exited" : strerror(-r));
+		return;
+	}
+	if (r > 0) {
+		/* Jailed peers never keep the system awake: while the jail is at QOS_NONE
+		 * their request blocks until resume, like any QoS resource would. */
+		if (qj_cycle_jail_quiesced(&d->cycle)) {
+			if (req->nonblock) {
+				reply_error(
+					c, -EAGAIN,
+					"jailed app %s: the system is suspending, try after resume",
+					app_name);
+				return;
+			}
+			log_info("Deferring hold '%s' of jailed pid %d (%s) until resume",
+				 req->name, c->pid, app_name);
+			*ret_deferred = true;
+			return;
+		}
+		app = qj_policy_find_app(d->policy, app_name);
+		if (!app) {
+			log_notice("Refused hold '%s' to pid %d: jailed in %s, which the policy no "
+				   "longer lists",
+				   req->name, c->pid, app_name);
+			reply_error(c, -EPERM,
+				    "jailed in app %s, which the policy no longer lists: no holds",
+				    app_name);
+			return;
+		}
+		snprintf(owner.app, sizeof(owner.app), "%s", app_name);
+	}
+	if (app) {
+		size_t owned = 0;
+
+		for (size_t i = 0; qj_holds_get(d->holds, i); i++)
+			owned += strcmp(qj_holds_get(d->holds, i)->owner.app, app->name) == 0;
+		if (!qj_holds_find(d->holds, c->id, req->name) && owned >= app->hold_max) {
+			log_notice("Refused hold '%s' to pid %d: app %s may own %u holds",
+				   req->name, c->pid, app->name, app->hold_max);
+			reply_error(c, -EDQUOT, "app %s may own at most %u holds", app->name,
+				    app->hold_max);
+			return;
+		}
+		if (app->hold_max_timeout_usec &&
+		    (timeout == 0 || timeout > app->hold_max_timeout_usec))
+			timeout = app->hold_max_timeout_usec;
+	}
+	/* Quotas (issue 11 finding 6): no user fills the table that root's holds need. */
+	if (c->uid != 0 && !qj_holds_find(d->holds, c->id, req->name)) {
+		const char *which = NULL;
+		unsigned max = 0;
+
+		if (qj_holds_count_conn(d->holds, c->id) >= d->policy->max_holds_per_conn) {
+			which = "holds_per_connection";
+			max = d->policy->max_holds_per_conn;
+		} else if (qj_holds_count_uid(d->holds, c->uid) >= d->policy->max_holds_per_uid) {
+			which = "holds_per_uid";
+			max = d->policy->max_holds_per_uid;
+		}
+		if (which) {
+			log_debug("Refused hold '%s' to pid %d uid %d: limits.%s (%u)", req->name,
+				  c->pid, c->uid, which, max);
+			reply_error(c, -EDQUOT, "at most %u holds (limits.%s of the policy)", max,
+				    which);
+			return;
+		}
+	}
+	memcpy(owner.comm, c->comm, sizeof(owner.comm));
+	r = qj_holds_acquire(d->holds, c->id, req->name, req->reason, &owner, timeout,
+			     qj_daemon_now());
+	if (r == -EINVAL) {
+		reply_error(c, r, "hold name and reason must be 1-%d/%d bytes", QJ_HOLD_NAME_MAX,
+			    QJ_HOLD_REASON_MAX);
+		return;
+	}
+	if (r == -ENOSPC) {
+		log_warning("Refused hold '%s' to pid %d: the hold table is full", req->name,
+			    c->pid);
+		reply_error(c, r,
+			    "the daemon's hold table is full (at most %d holds and %d distinct "
+			    "names held at once)",
+			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES);
+		return;
+	}
+	if (r < 0) {
+		reply_error(c, r, "cannot take hold: %s", strerror(-r));
+		return;
+	}
+	log_debug("Hold '%s' %s by pid %d (%s): %s", req->name, r ? "refreshed" : "taken", c->pid,
+		  c->comm, req->reason);
+	/* Only what differs from the request's defaults: replies are parsed per request. */
+	msg = json_pack("{s:b}", "ok", 1);
+	if (msg && ((r == 1 && json_object_set_new(msg, "refreshed", json_true())) ||
+		    (timeout && json_object_set_new(msg, "timeout_usec",
+						    json_integer((json_int_t)timeout))))) {
+		json_decref(msg);
+		msg = NULL;
+	}
+	reply(c, msg, -1);
+	qj_daemon_holds_changed(d);
+}
+
+static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	int r = qj_holds_release(d->holds, c->id, req->name, qj_daemon_now());
+
+	if (r < 0) {
+		reply_error(c, r, "this connection holds no '%s'", req->name);
+		return;
+	}
+	reply(c, json_pack("{s:b}", "ok", 1), -1);
+	qj_daemon_holds_changed(d);
+}
+
+static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	struct qj_engine_counts counts = {};
+	struct qj_power_stats ps;
+	uint64_t t = qj_daemon_now();
+	json_t *j;
+
+	qj_power_get_stats(d->power, &ps);
+	if (d->engine)
+		(void)qj_engine_counts(d->engine, &counts);
+	j = json_pack("{s:b,s:s,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:o*}", "ok", 1, "state",
+		      qj_cycle_state_to_string(d->cycle.state), "cycle", (json_int_t)d->cycle.id,
+		      "state_age_usec", (json_int_t)(t - d->cycle.state_since_usec), "backend",
+		      qj_backend_to_string(qj_power_kind(d->power)), "policy",
+		      d->policy_path ? d->policy_path : "(built-in defaults)", "suspends",
+		      (json_int_t)d->cycle.n_suspends, "aborts", (json_int_t)d->cycle.n_aborts,
+		      "failures", (json_int_t)d->cycle.n_failures, "dry_runs",
+		      (json_int_t)ps.dry_runs, "wakeup_count_mismatches", (json_int_t)ps.mismatches,
+		      "clients", (json_int_t)qj_ipc_n_clients(d->ipc), "holds", holds_array(d, t));
+	if (!j) {
+		reply(c, NULL, -1);
+		return;
+	}
+	(void)json_object_set_new(
+		j, "last",
+		json_pack("{s:s,s:s?,s:I}", "result",
+			  qj_cycle_result_to_string(d->cycle.last_result), "error",
+			  d->cycle.last_error ? strerrorname_np(-d->cycle.last_error) : NULL,
+			  "age_usec",
+			  (json_int_t)(d->cycle.last_result_usec ? t - d->cycle.last_result_usec :
+								   0)));
+	(void)json_object_set_new(
+		j, "jail",
+		json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:s?,s:o,s:I,s:I}", "cgroup",
+			  d->policy->cgroup_path, "apps", (json_int_t)counts.apps, "tasks",
+			  (json_int_t)counts.tasks, "busy", (json_int_t)counts.busy, "stopped",
+			  (json_int_t)counts.stopped, "frozen", (json_int_t)counts.frozen, "killed",
+			  (json_int_t)counts.killed, "holding_app",
+			  counts.holding_app[0] ? counts.holding_app : NULL, "holding",
+			  /* names a jailed process: its own bytes, escaped */
+			  counts.holding[0] ? qj_json_string_escaped(counts.holding) : json_null(),
+			  "quiesce_ms", (json_int_t)(counts.quiesce_usec / 1000), "bound_ms",
+			  (json_int_t)(counts.bound_usec / 1000)));
+	(void)json_object_set_new(j, "holds_total",
+				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	if (d->killlog) {
+		struct qj_killlog_stats ks;
+
+		/* Records lost to a full disk: the operator must learn the log has a hole. */
+		qj_killlog_get_stats(d->killlog, &ks);
+		(void)json_object_set_new(
+			j, "kill_log",
+			json_pack("{s:s,s:I,s:I,s:s?}", "path", qj_killlog_path(d->killlog), "lost",
+				  (json_int_t)ks.lost, "unrecorded", (json_int_t)ks.unrecorded,
+				  "error", ks.last_error ? strerrorname_np(-ks.last_error) : NULL));
+	}
+	reply(c, fit_reply(j), -1);
+}
+
+static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	uint64_t t = qj_daemon_now();
+	json_t *stats = json_array();
+	struct qj_hold_stats s;
+
+	for (size_t i = 0; stats && i < LIST_MAX && qj_holds_stats_at(d->holds, i, t, &s) == 0; i++)
+		if (json_array_append_new(
+			    stats,
+			    json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", s.name,
+				      "active", (json_int_t)s.active, "active_count",
+				      (json_int_t)s.active_count, "event_count",
+				      (json_int_t)s.event_count, "expire_count",
+				      (json_int_t)s.expire_count, "total_time_usec",
+				      (json_int_t)s.total_time_usec, "max_time_usec",
+				      (json_int_t)s.max_time_usec, "last_change_usec",
+				      (json_int_t)s.last_change_usec, "prevent_suspend_time_usec",
+				      (json_int_t)s.prevent_suspend_time_usec)) < 0) {
+			json_decref(stats);
+			stats = NULL;
+		}
+	reply(c,
+	      stats ? fit_reply(json_pack("{s:b,s:I,s:I,s:I,s:o*,s:o}", "ok", 1, "now_usec",
+					  (json_int_t)t, "holds_total",
+					  (json_int_t)qj_holds_count(d->holds), "stats_total",
+					  (json_int_t)qj_holds_n_stats(d->holds), "holds",
+					  holds_array(d, t), "stats", stats)) :
+		      NULL,
+	      -1);
+}
+
+/* Jailed peers (and peers whose membership is unknown) never move processes. */
+static bool check_not_jailed(struct qj_daemon *d, struct qj_ipc_client *c, const char *what)
+{
+	const char *app = NULL;
+	int r = client_app(d, c, &app);
+
+	if (r == 0 || (r < 0 && c->uid == 0))
+		return true;
+	log_notice("Refused %s to pid %d uid %d (%s): %s", what, c->pid, c->uid, c->comm,
+		   r > 0 ? "a jailed process" : "cannot tell whether it is jailed");
+	reply_error(c, -EPERM, "a jailed process may not %s", what);
+	return false;
+}
+
+/* place and spawn: access.place, not jailed, and a jail to place into. */
+static bool check_may_place(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	if (!check_access(d, c, &d->policy->access_place, "place") ||
+	    !check_not_jailed(d, c, "place"))
+		return false;
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether @c may place @pid (issue 11 finding 2): root any process; anyone else only
+ * processes whose every uid (real, effective, saved, filesystem) is the caller's own
+ * or one access.place_as lists for it, and never one with a root uid.  The uids are
+ * read with a pidfd open (read, then the pidfd checked alive: the pid still named the
+ * process that was read); *ret_pidfd stays open for the re-check after the move.
+ */
+static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+			      int *ret_pidfd)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct qj_proc_status st;
+	int r;
+
+	if (pid <= 0) {
+		reply_error(c, -EINVAL, "invalid pid %d", pid);
+		return -EINVAL;
+	}
+	fd = pidfd_open(pid, 0);
+	if (fd < 0 && (c->uid != 0 || errno == ESRCH)) {
+		r = -errno;
+		if (r == -ESRCH)
+			reply_error(c, r, "no process %d", pid);
+		else
+			reply_error(c, r, "cannot verify the owner of pid %d: pidfd_open: %s", pid,
+				    strerror(-r));
+		return r;
+	}
+	if (c->uid == 0) {
+		*ret_pidfd = TAKE_FD(fd);
+		return 0;
+	}
+	r = qj_proc_status_read(pid, &st);
+	if (r >= 0 && qj_pidfd_exited(fd))
+		r = -ESRCH;
+	if (r < 0) {
+		reply_error(c, r == -ENOENT ? -ESRCH : r, "no process %d", pid);
+		return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(st.uids); i++) {
+		uid_t u = st.uids[i];
+
+		if (u == c->uid && u != 0)
+			continue;
+		if (qj_policy_may_place_as(d->policy, c->uid, u))
+			continue;
+		log_notice("Refused place of pid %d (uid %u) to pid %d uid %d (%s)", pid, u, c->pid,
+			   c->uid, c->comm);
+		reply_error(c, -EPERM,
+			    u == 0 ? "pid %d runs as root: only root may place it" :
+				     "pid %d runs as uid %u: uid %d may place only its own "
+				     "processes and those access.place_as lists for it",
+			    pid, u, c->uid);
+		return -EPERM;
+	}
+	*ret_pidfd = TAKE_FD(fd);
+	return 0;
+}
+
+static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	_cleanup_close_ int pidfd = -EBADF;
+	int r;
+
+	if (!check_may_place(d, c))
+		return;
+	if (check_place_target(d, c, req->pid, &pidfd) < 0)
+		return;
+	r = qj_engine_place(d->engine, req->app, req->pid);
+	d->app_gen++;
+	/* Re-checked: had it exited during the move, the pid might have named another. */
+	if (r >= 0 && pidfd >= 0 && qj_pidfd_exited(pidfd)) {
+		log_warning("Pid %d exited while being placed into %s (requested by pid %d uid %d)",
+			    req->pid, req->app, c->pid, c->uid);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		if (r == -ENOENT)
+			reply_error(c, r, "no app '%s' in the policy", req->app);
+		else if (r == -ESRCH)
+			reply_error(c, r, "cannot place pid %d into '%s': no such process",
+				    req->pid, req->app);
+		else
+			reply_error(c, r, "cannot place pid %d into '%s'", req->pid, req->app);
+		return;
+	}
+	log_info("Placed pid %d into app %s (requested by pid %d uid %d)", req->pid, req->app,
+		 c->pid, c->uid);
+	reply(c, json_pack("{s:b,s:s,s:i}", "ok", 1, "app", req->app, "pid", req->pid), -1);
+}
+
+static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	if (!check_may_place(d, c))
+		return;
+	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
+	if (r < 0) {
+		reply_error(c, r,
+			    r == -ENOENT ? "no app '%s' in the policy" :
+					   "cannot open the cgroup of '%s'",
+			    req->app);
+		return;
+	}
+	log_info("Handing the cgroup of app %s to pid %d uid %d for spawning", req->app, c->pid,
+		 c->uid);
+	reply(c, json_pack("{s:b,s:s}", "ok", 1, "app", req->app), fd);
+}
+
+static void handle_log(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	_cleanup_close_ int fd = -EBADF;
+
+	if (!check_access(d, c, &d->policy->access_logs, "logs"))
+		return;
+	fd = qj_killlog_open_reader(d->killlog);
+	if (fd < 0) {
+		reply_error(c, fd, "cannot open the kill log %s: %s", d->policy->log_path,
+			    strerror(-fd));
+		return;
+	}
+	/* A read-only reopen of the daemon's own descriptor: no path lookup as root. */
+	reply(c, json_pack("{s:b,s:s}", "ok", 1, "path", d->policy->log_path), fd);
+}
+
+static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	struct qj_diags diags = {};
+	const char *path = req->path ? req->path : d->policy_path;
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!check_access(d, c, &d->policy->access_reload, "reload"))
+		return;
+	if (req->path && c->uid != 0) {
+		/* Reading an arbitrary file as root on behalf of a user would leak it. */
+		reply_error(c, -EPERM, "only root may reload from another file");
+		return;
+	}
+	if (!path) {
+		reply_error(c, -EINVAL, "running on built-in defaults: name a policy file");
+		return;
+	}
+	r = qj_daemon_reload(d, path, &diags);
+	if (r == -EINVAL && diags.n > 0) {
+		FILE *f = open_memstream(&text, &len);
+
+		if (f) {
+			qj_diags_print(&diags, f);
+			(void)fclose(f);
+		}
+		log_warning("Reload of %s failed, keeping the running policy:\n%s", path,
+			    text ? text : "");
+		reply_error(c, r, "invalid policy:\n%s", text ? text : "");
+		free(text);
+	} else if (r == -EBUSY) {
+		reply_error(c, r,
+			    "cannot apply %s during the suspend write, keeping the running "
+			    "policy",
+			    path);
+	} else if (r < 0) {
+		log_warning_errno(r, "Reload of %s failed, keeping the running policy: %m", path);
+		reply_error(c, r, "cannot load %s: %s", path, strerror(-r));
+	} else {
+		log_info("Reloaded policy %s (requested by pid %d uid %d)", d->policy_path, c->pid,
+			 c->uid);
+		reply(c, json_pack("{s:b,s:s}", "ok", 1, "policy", d->policy_path), -1);
+	}
+	qj_diags_done(&diags);
+}
+
+static void handle_suspend(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	int r;
+
+	if (!check_access(d, c, &d->policy->access_suspend, "suspend"))
+		return;
+	r = qj_cycle_request_suspend(&d->cycle, qj_daemon_now());
+	if (r == -EBUSY) {
+		reply_error(c, r, "%zu hold(s) keep the system awake; see qosjailctl holds",
+			    qj_holds_count(d->holds));
+		return;
+	}
+	if (r < 0) {
+		reply_error(c, r, "a suspend cycle is already running (cycle %" PRIu64 ")",
+			    d->cycle.id);
+		return;
+	}
+	log_info("Suspend requested by pid %d uid %d", c->pid, c->uid);
+	reply(c, json_pack("{s:b,s:I}", "ok", 1, "cycle", (json_int_t)d->cycle.id), -1);
+	qj_daemon_apply(d, (unsigned)r);
+}
+
+/* One sentence on why @x's process is or is not jailed. */
+static void explain_why(const struct qj_engine_explain *x, char *buf, size_t size)
+{
+	const struct qj_app *a = x->policy_app;
+
+	if (x->jailed && !a)
+		snprintf(buf, size, "in the jail's group %s, which the policy no longer lists",
+			 x->app);
+	else if (x->jailed && a->exempt)
+		snprintf(buf, size, "jailed in app %s, which is exempt: never escalated", x->app);
+	else if (x->jailed && (a->match_exe || a->match_cmdline || a->has_match_uid))
+		snprintf(buf, size, "jailed in app %s (placed, or matched by its rules at exec)",
+			 x->app);
+	else if (x->jailed)
+		snprintf(buf, size, "jailed in app %s, placed by a launcher", x->app);
+	else if (a && a->trust == QJ_TRUST_TRUSTED)
+		snprintf(buf, size, "not jailed: matches app %s, which is trusted", x->app);
+	else if (a)
+		snprintf(buf, size,
+			 "not jailed yet: matches app %s; it is jailed at its next exec or "
+			 "event resync",
+			 x->app);
+	else
+		snprintf(buf, size, "not jailed: matches no app of the policy");
+}
+
+/* The rungs a busy process of @x's app goes through from the next quiesce on. */
+static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_explain *x)
+{
+	json_t *a = json_array();
+
+	for (int r = x->first_rung; a && r >= 0;
+	     r = qj_ladder_next_rung(p, x->policy_app, r, x->catches_sigxcpu))
+		if (json_array_append_new(
+			    a, json_pack("{s:s,s:s,s:I}", "name", p->rungs[r].name, "action",
+					 qj_action_to_string(p->rungs[r].action), "grace_usec",
+					 (json_int_t)p->rungs[r].grace_usec)) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/*
+ * A process's comm and executable need not be UTF-8, and json_pack() refuses
+ * the whole reply for one such string: escaped (\xNN) in place, never dropped.
+ */
+static void escape_proc_names(char *comm, size_t size, char **exe)
+{
+	char raw[256];
+
+	snprintf(raw, sizeof(raw), "%s", comm);
+	(void)qj_escape_buf(raw, QJ_ESCAPE_UTF8, comm, size); /* 15 bytes of comm: fits */
+	if (*exe) {
+		char *e = qj_escape(*exe, QJ_ESCAPE_UTF8);
+
+		free(*exe);
+		*exe = e; /* NULL on OOM: "exe" null, as when unreadable */
+	}
+}
+
+static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	struct qj_engine_explain x;
+	_cleanup_free_ char *exe = NULL;
+	struct qj_proc_stat st;
+	char why[256];
+	int r;
+
+	if (!d->engine) {
+		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
+		return;
+	}
+	r = qj_engine_explain(d->engine, req->pid, &x);
+	if (r < 0) {
+		reply_error(c, r, r == -ESRCH ? "no process %d" : "cannot inspect process %d",
+			    req->pid);
+		return;
+	}
+	/* What /proc/PID/exe would tell the peer itself: root, the owner, or log readers. */
+	if (c->uid != 0 && c->uid != x.uid &&
+	    !qj_principals_allow(&d->policy->access_logs, c->uid, c->groups, c->n_groups)) {
+		log_notice("Refused explain of pid %d to pid %d uid %d (%s)", req->pid, c->pid,
+			   c->uid, c->comm);
+		reply_error(c, -EPERM,
+			    "uid %d may not explain another user's process: not in access.logs",
+			    c->uid);
+		return;
+	}
+	if (qj_proc_stat_read(req->pid, &st) < 0)
+		st.comm[0] = '\0';
+	(void)qj_proc_exe(req->pid, &exe);
+	escape_proc_names(st.comm, sizeof(st.comm), &exe);
+	explain_why(&x, why, sizeof(why));
+	reply(c,
+	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
+			"s:b,s:b,s:o}}",
+			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
+			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
+			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
+			"exempt", x.policy_app && x.policy_app->exempt, "why", why, "strikes",
+			(json_int_t)x.strikes, "ladder", explain_ladder(d->policy, &x), "cycle",
+			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
+			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",
+			x.tracked && x.rung >= 0 ? d->policy->rungs[x.rung].name : NULL,
+			"stopped_by_qosjail", x.stopped_by_us, "frozen", x.frozen, "holding",
+			x.holding[0] ? qj_json_string_escaped(x.holding) : json_null()),
+	      -1);
+}
+
+/* Handles a decoded request; *ret_deferred when the reply must wait. */
+static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+		   bool *ret_deferred)
+{
+	if (!c->hello && req->op != QJ_OP_HELLO) {
+		reply_error(c, -EPROTO, "send {\"op\":\"hello\",\"version\":%d} first",
+			    QJ_PROTO_VERSION);
+		return;
+	}
+	switch (req->op) {
+	case QJ_OP_HELLO:
+		if (req->version != QJ_PROTO_VERSION) {
+			reply_error(c, -EPROTONOSUPPORT,
+				    "protocol version %d not supported (%d is)", req->version,
+				    QJ_PROTO_VERSION);
+			return;
+		}
+		c->hello = true;
+		reply(c,
+		      json_pack("{s:b,s:i,s:s,s:I}", "ok", 1, "version", QJ_PROTO_VERSION, "server",
+				"qosjaild " QJ_VERSION, "client_id", (json_int_t)c->id),
+		      -1);
+		return;
+	case QJ_OP_HOLD:
+		handle_hold(d, c, req, ret_deferred);
+		return;
+	case QJ_OP_RELEASE:
+		handle_release(d, c, req);
+		return;
+	case QJ_OP_STATUS:
+		handle_status(d, c);
+		return;
+	case QJ_OP_HOLDS:
+		handle_holds(d, c);
+		return;
+	case QJ_OP_PLACE:
+		handle_place(d, c, req);
+		return;
+	case QJ_OP_SPAWN:
+		handle_spawn(d, c, req);
+		return;
+	case QJ_OP_LOG:
+		handle_log(d, c);
+		return;
+	case QJ_OP_RELOAD:
+		handle_reload(d, c, req);
+		return;
+	case QJ_OP_SUSPEND:
+		handle_suspend(d, c);
+		return;
+	case QJ_OP_EXPLAIN:
+		handle_explain(d, c, req);
+		return;
+	default:
+		reply_error(c, -EOPNOTSUPP, "unknown op");
+	}
+}
+
+static struct client_state *client_state(struct qj_ipc_client *c)
+{
+	if (!c->userdata)
+		c->userdata = calloc(1, sizeof(struct client_state));
+	return c->userdata;
+}
+
+/* Keeps @req (ownership moves to @cs) until the jail leaves QOS_NONE; stops reading from @c. */
+static void defer(struct qj_daemon *d, struct qj_ipc_client *c, struct client_state *cs,
+		  struct qj_request *req)
+{
+	cs->deferred = *req;
+	cs->has_deferred = true;
+	d->n_deferred++;
+	qj_ipc_pause(c, true);
+}
+
+static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
+		       bool truncated)
+{
+	struct qj_daemon *d = userdata;
+	struct qj_request req;
+	struct client_state *cs;
+	bool deferred = false;
+	char err[256];
+	int r;
+
+	if (truncated) {
+		r = -EMSGSIZE;
+		snprintf(err, sizeof(err), "message exceeds the limit of %d bytes",
+			 QJ_PROTO_MAX_MSG);
+	} else {
+		r = qj_request_parse(buf, len, &req, err, sizeof(err));
+	}
+	if (r < 0) {
+		log_debug("Bad message from pid %d (%s): %s", c->pid, c->comm, err);
+		reply_error(c, r, "%s", err);
+		return;
+	}
+	handle(d, c, &req, &deferred);
+	if (!deferred) {
+		qj_request_done(&req);
+		return;
+	}
+	cs = client_state(c);
+	if (!cs) {
+		qj_request_done(&req);
+		reply_error(c, -ENOMEM, "out of memory");
+		return;
+	}
+	defer(d, c, cs, &req);
+}
+
+void qj_daemon_process_deferred(struct qj_daemon *d)
+{
+	if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
+		return;
+	/*
+	 * The request is moved out of the client's state before it is handled: a failed
+	 * reply disconnects the client, and on_disconnect() frees that state.  Handling can
+	 * also disconnect others (a released hold re-enters apply()): the walk restarts
+	 * then; each client is taken at most once, so it ends.
+	 */
+	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc), *next; c; c = next) {
+		struct client_state *cs = c->userdata;
+		struct qj_request req;
+		bool deferred = false;
+
+		next = qj_ipc_next(c);
+		if (!cs || !cs->has_deferred)
+			continue;
+		req = cs->deferred;
+		cs->deferred = (struct qj_request){};
+		cs->has_deferred = false;
+		d->n_deferred--;
+		qj_ipc_pause(c, false);
+		handle(d, c, &req, &deferred);
+		if (deferred && qj_ipc_alive(c) && c->userdata)
+			defer(d, c, c->userdata, &req); /* quiescing again: wait again */
+		else
+			qj_request_done(&req);
+		if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
+			return;
+		if (next && !qj_ipc_alive(next))
+			next = qj_ipc_first(d->ipc);
+	}
+}
+
+static void on_disconnect(void *userdata, struct qj_ipc_client *c)
+{
+	struct qj_daemon *d = userdata;
+	struct client_state *cs = c->userdata;
+	size_t n;
+
+	if (cs) {
+		if (cs->has_deferred) {
+			qj_request_done(&cs->deferred);
+			d->n_deferred--;
+		}
+		free(cs);
+		c->userdata = NULL;
+	}
+	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
+	if (n > 0) {
+		log_debug("Client %" PRIu64 " (pid %d) closed, %zu hold(s) released", c->id, c->pid,
+			  n);
+		if (!d->exiting)
+			qj_daemon_holds_changed(d);
+	}
+}
+
+/* Membership is decided while the connecting process is surely there. */
+static void on_connect(void *userdata, struct qj_ipc_client *c)
+{
+	const char *app;
+
+	(void)client_app(userdata, c, &app);
+}
+
+const struct qj_ipc_ops qj_daemon_ipc_ops = {
+	.on_connect = on_connect,
+	.on_message = on_message,
+	.on_disconnect = on_disconnect,
+};
