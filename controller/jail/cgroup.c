@@ -3,7 +3,7 @@
  * Jail cgroups.  libcgroup 2.0 serves the v1 cpu controller here (create,
  * attach, cpu.idle/cpu.shares); it must not touch cgroup2: it reaches v2 only
  * through the hugetlb controller and creating a v2 group through it writes
- * "+hugetlb" into the v2 root's subtree_control (PLATFORM.md).  So v2 is raw
+ * "+hugetlb" into the v2 root's subtree_control (docs/platform.md).  So v2 is raw
  * files, v1 cpu is libcgroup, with raw files as a fallback when libcgroup
  * cannot initialise.
  */
@@ -250,7 +250,7 @@ static int v1_create(const struct qj_cgroup *c, const char *app)
 	r = lcg_errno(cgroup_create_cgroup(cg, 0));
 	cgroup_free(&cg);
 	if (r == 0 && access(path, F_OK) < 0)
-		return -EIO; /* the silent failure PLATFORM.md warns about */
+		return -EIO; /* the silent failure docs/platform.md warns about */
 	return r;
 }
 

@@ -1427,7 +1427,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	}
 	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
 		e->jail_usage_begin = 0;
-	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
+	/* The idle class first: the rest of the cycle must not starve us (docs/platform.md). */
 	if (e->p->cpu_idle) {
 		r = qj_cgroup_set_idle(e->cg, true);
 		if (r < 0)

@@ -3,7 +3,7 @@
  * The jail engine: owns the jail cgroups, membership (launcher placement and
  * policy matching from process events), QOS_NONE switching and the escalation
  * ladder during a quiesce.  The daemon's event loop drives it; the suspend
- * cycle (cycle.c) decides when.  All times are CLOCK_MONOTONIC microseconds.
+ * cycle (daemon/cycle.c) decides when.  All times are CLOCK_MONOTONIC microseconds.
  */
 #ifndef QJ_ENGINE_H
 #define QJ_ENGINE_H
