@@ -22,7 +22,7 @@ static bool str_field_is_nocase(json_t *rec, const char *key, const char *want)
 	return v && strcasecmp(v, want) == 0;
 }
 
-bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec)
+static bool filter_match(const struct qj_killlog_filter *f, json_t *rec)
 {
 	if (!f)
 		return true;
@@ -65,7 +65,7 @@ int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
 		rec = json_loadb(line, (size_t)n, JSON_DISABLE_EOF_CHECK, NULL);
 		if (!rec)
 			continue;
-		if (json_is_object(rec) && qj_killlog_filter_match(flt, rec)) {
+		if (json_is_object(rec) && filter_match(flt, rec)) {
 			count++;
 			if (cb)
 				r = cb(rec, userdata);

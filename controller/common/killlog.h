@@ -77,7 +77,6 @@ struct qj_killlog_filter {
 	uint64_t since_usec; /* 0: any */
 };
 
-bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec);
 /*
  * Calls @cb for every line of @f that parses and matches @flt (NULL: all);
  * a negative return from @cb stops the walk and is returned.  Lines that are

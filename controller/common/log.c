@@ -78,11 +78,6 @@ static void journal_send(int level, const char *file, int line, const char *msg)
 		syslog(level, "%s", msg);
 }
 
-int qj_log_level(void)
-{
-	return log_max_level;
-}
-
 void qj_log_set_level(int max_level)
 {
 	log_max_level = max_level;

@@ -14,7 +14,6 @@
 void qj_log_open(const char *ident, bool to_stderr, int max_level);
 /* Logs to the journal's native socket @path (the journal's own, or a test's); -errno. */
 int qj_log_open_journal(const char *ident, const char *path, int max_level);
-int qj_log_level(void);
 void qj_log_set_level(int max_level);
 
 /* Logs at @level; "%m" expands to strerror(-error) when error != 0.  Returns -abs(error). */

@@ -328,7 +328,7 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	log_debug("Hold '%s' %s by pid %d (%s): %s", req->name, r ? "refreshed" : "taken", c->pid,
 		  c->comm, req->reason);
 	/* Only what differs from the request's defaults: replies are parsed per request. */
-	msg = json_pack("{s:b}", "ok", 1);
+	msg = qj_reply_new_ok();
 	if (msg && ((r == 1 && json_object_set_new(msg, "refreshed", json_true())) ||
 		    (timeout && json_object_set_new(msg, "timeout_usec",
 						    json_integer((json_int_t)timeout))))) {
@@ -347,7 +347,7 @@ static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 		reply_error(c, r, "this connection holds no '%s'", req->name);
 		return;
 	}
-	reply(c, json_pack("{s:b}", "ok", 1), -1);
+	reply(c, qj_reply_new_ok(), -1);
 	qj_daemon_holds_changed(d);
 }
 

@@ -457,16 +457,6 @@ struct qj_cgroup *qj_cgroup_free(struct qj_cgroup *c)
 	return NULL;
 }
 
-enum qj_cg_layout qj_cgroup_layout(const struct qj_cgroup *c)
-{
-	return c->layout;
-}
-
-const char *qj_cgroup_path(const struct qj_cgroup *c)
-{
-	return c->path;
-}
-
 char *qj_cgroup_app_path(const struct qj_cgroup *c, const char *app)
 {
 	return join(c->path, app);

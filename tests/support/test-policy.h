@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests build struct qj_policy by hand (policy.c lives on its own branch):
+ * Tests build struct qj_policy by hand:
  * defaults like the built-in policy, apps appended one by one.
  */
 #ifndef QJ_TEST_POLICY_H
