@@ -146,7 +146,7 @@ static int run(unsigned n)
 	(void)qj_cgroup_remove(c);
 	qj_cgroup_free(c);
 	qj_engine_free(e);
-	qj_test_policy_free(p);
+	qj_policy_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", state);
 	(void)!system(path);
 	free(pids);

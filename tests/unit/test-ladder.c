@@ -255,7 +255,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	qj_test_policy_free(f->p);
+	qj_policy_free(f->p);
 	free(f);
 	return 0;
 }
