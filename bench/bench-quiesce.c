@@ -8,7 +8,7 @@
  * time plus the configured window; the goal is a ratio within 2.
  *
  * Runs as root at SCHED_FIFO (children reset to SCHED_OTHER): 1000 busy
- * tasks at normal priority would starve the benchmark itself (PLATFORM.md).
+ * tasks at normal priority would starve the benchmark itself (docs/platform.md).
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -146,7 +146,7 @@ static int run(unsigned n)
 	(void)qj_cgroup_remove(c);
 	qj_cgroup_free(c);
 	qj_engine_free(e);
-	qj_test_policy_free(p);
+	qj_policy_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", state);
 	(void)!system(path);
 	free(pids);

@@ -126,9 +126,9 @@ s1() {
 	continued=$(echo "$sum" | grep -o '"continued":[0-9]*' | cut -d: -f2)
 	if [ -z "$c" ]; then
 		why="no summary record of a suspended cycle"
-	elif ! grep "\"cycle\":$c," $LOG | grep '"app":"busy"' | grep -q '"action":"sigstop"'; then
+	elif ! grep "\"cycle\":$c," $LOG | grep '"app":"busy"' | grep -q '"action":"SIGSTOP"'; then
 		why="no sigstop record for busy in cycle $c"
-	elif ! grep "\"cycle\":$c," $LOG | grep '"app":"polite"' | grep -q '"action":"sigxcpu"'; then
+	elif ! grep "\"cycle\":$c," $LOG | grep '"app":"polite"' | grep -q '"action":"SIGXCPU"'; then
 		why="no sigxcpu record for polite in cycle $c"
 	elif [ "${stopped:-0}" -lt 1 ] || [ "$continued" != "$stopped" ]; then
 		why="cycle $c stopped $stopped task(s) and continued $continued"

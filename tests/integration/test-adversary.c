@@ -174,7 +174,7 @@ static void test_main_thread_exit(void **state)
 	contain(t, 1);
 	bystanders_check(t, &b);
 	assert_true(itest_log_of(t, adv, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigstop:blocked");
+	assert_string_equal(got, "SIGSTOP:blocked");
 	/* Alive after the resume, its threads running again. */
 	assert_int_equal(itest_state(adv), 'Z');
 	{
@@ -203,7 +203,7 @@ static void test_notify_needs_consent(void **state)
 	contain(t, 1);
 	itest_pump_events(t, 500 * USEC_PER_MSEC);
 	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigstop:blocked");
+	assert_string_equal(got, "SIGSTOP:blocked");
 	assert_true(itest_state(mk) == 'R' || itest_state(mk) == 'S');
 }
 
@@ -231,7 +231,7 @@ static void test_death_after_resume_logged(void **state)
 		itest_pump_events(t, 100 * USEC_PER_MSEC);
 	itest_pump_events(t, 300 * USEC_PER_MSEC);
 	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigxcpu:ignored,sigstop:blocked,exit:killed");
+	assert_string_equal(got, "SIGXCPU:ignored,SIGSTOP:blocked,exit:killed");
 	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
 }
 
@@ -257,7 +257,7 @@ static void test_hop_process(void **state)
 	contain(t, 1);
 	bystanders_check(t, &b);
 	/* One group record says what was done to the app as a whole. */
-	assert_true(group_records(t, "sigstop") >= 1);
+	assert_true(group_records(t, "SIGSTOP") >= 1);
 	/* It goes on hopping after the resume. */
 	{
 		uint64_t u0 = group_usage_usec(t, "adv"), u1;
@@ -334,7 +334,7 @@ static void test_duty_cycler(void **state)
 {
 	ITEST_REQUIRE(*state);
 	adversary(*state, "qj-dutycycle", true);
-	assert_true(itest_log_count_app(*state, "adv", "sigstop") >= 1);
+	assert_true(itest_log_count_app(*state, "adv", "SIGSTOP") >= 1);
 }
 
 static void test_short_spinners(void **state)
@@ -617,7 +617,7 @@ static void test_stop_taken_by_another_thread(void **state)
 	contain(t, 1);
 	bystanders_check(t, &b);
 	assert_true(itest_log_of(t, adv, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigstop:blocked");
+	assert_string_equal(got, "SIGSTOP:blocked");
 }
 
 /*

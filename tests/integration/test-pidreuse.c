@@ -117,10 +117,10 @@ static void test_pid_reuse_restore(void **state)
 	 * SIGKILL (the exit event, when process events are available).
 	 */
 	if (qj_engine_procmon_fd(t->e) >= 0) {
-		assert_string_equal(got, "sigstop:exited,exit:killed");
+		assert_string_equal(got, "SIGSTOP:exited,exit:killed");
 		assert_int_equal(itest_log_count_reason(t, victim, "SIGKILL"), 1);
 	} else {
-		assert_string_equal(got, "sigstop:exited");
+		assert_string_equal(got, "SIGSTOP:exited");
 	}
 }
 

@@ -159,9 +159,9 @@ static void test_quiesce_full_ladder(void **state)
 	assert_true(slack == 50000);
 
 	/* Exactly the rungs each behaviour earns, from the kill log. */
-	assert_log(t, busy, "sigstop:blocked");
-	assert_log(t, polite, "sigxcpu:blocked");
-	assert_log(t, stubborn, "sigterm:ignored,sigkill:killed");
+	assert_log(t, busy, "SIGSTOP:blocked");
+	assert_log(t, polite, "SIGXCPU:blocked");
+	assert_log(t, stubborn, "SIGTERM:ignored,SIGKILL:killed");
 	/*
 	 * Its partner continues it within 10 ms: seen either before the stop was
 	 * confirmed or after; either way SIGTERM follows for that reason.
@@ -171,8 +171,8 @@ static void test_quiesce_full_ladder(void **state)
 
 		assert_true(itest_log_of(t, resur, got, sizeof(got)) >= 0);
 		print_message("pid %d: %s\n", resur, got);
-		assert_true(strcmp(got, "sigstop:continued-by-other,sigterm:killed") == 0 ||
-			    strcmp(got, "sigstop:blocked,sigterm:killed") == 0);
+		assert_true(strcmp(got, "SIGSTOP:continued-by-other,SIGTERM:killed") == 0 ||
+			    strcmp(got, "SIGSTOP:blocked,SIGTERM:killed") == 0);
 		assert_int_equal(itest_log_count_reason(t, resur, "continued-by-other"), 1);
 	}
 	/*
@@ -180,11 +180,11 @@ static void test_quiesce_full_ladder(void **state)
 	 * child continued by the restore may finish its work and exit in time to
 	 * be logged as followed (an exit record, status 0): not an action.
 	 */
-	assert_true(itest_log_count_app(t, "forker", "sigstop") >= 1);
+	assert_true(itest_log_count_app(t, "forker", "SIGSTOP") >= 1);
 	assert_int_equal(itest_log_count_app(t, "forker", NULL) -
 				 itest_log_count_app(t, "forker", "exit"),
-			 itest_log_count_app(t, "forker", "sigstop"));
-	assert_log(t, spinner, "sigstop:blocked");
+			 itest_log_count_app(t, "forker", "SIGSTOP"));
+	assert_log(t, spinner, "SIGSTOP:blocked");
 	assert_log(t, sleeper, "");
 	assert_log(t, resur_child, "");
 	assert_log(t, trusted, "");
@@ -257,10 +257,10 @@ static void test_quiesce_loaded_host(void **state)
 	assert_int_equal(itest_steps(t, 60 * USEC_PER_SEC), 1);
 	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
 
-	assert_log(t, busy, "sigstop:blocked");
-	assert_log(t, polite, "sigxcpu:blocked");
-	assert_log(t, stubborn, "sigterm:ignored,sigkill:killed");
-	assert_log(t, spinner, "sigstop:blocked");
+	assert_log(t, busy, "SIGSTOP:blocked");
+	assert_log(t, polite, "SIGXCPU:blocked");
+	assert_log(t, stubborn, "SIGTERM:ignored,SIGKILL:killed");
+	assert_log(t, spinner, "SIGSTOP:blocked");
 	assert_log(t, sleeper, "");
 	assert_log(t, hog[0], "");
 	assert_log(t, hog[1], "");
@@ -348,7 +348,7 @@ static void test_short_grace_no_step_loop(void **state)
 	end = now_usec(CLOCK_MONOTONIC);
 	cpu1 = now_usec(CLOCK_PROCESS_CPUTIME_ID);
 	assert_int_equal(r, 1);
-	assert_log(t, polite, "sigxcpu:blocked");
+	assert_log(t, polite, "SIGXCPU:blocked");
 	{
 		uint64_t windows = (end - start) / t->p->sample_window_usec + 1;
 
@@ -429,7 +429,7 @@ static void test_sampling_error_fails_step(void **state)
 	assert_int_equal(itest_state(spinner) == 'T', false); /* nothing done to it blindly */
 	/* With descriptors back, the same cycle goes on and stops the spinner. */
 	assert_int_equal(itest_steps(t, 30 * USEC_PER_SEC), 1);
-	assert_log(t, spinner, "sigstop:blocked");
+	assert_log(t, spinner, "SIGSTOP:blocked");
 	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
 }
 

@@ -231,7 +231,7 @@ static void test_strikes_across_cycles_and_restart(void **state)
 	assert_int_equal(itest_quiesce(t, 1, 30 * USEC_PER_SEC), 1);
 	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
 	assert_true(itest_log_of(t, first, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigstop:blocked");
+	assert_string_equal(got, "SIGSTOP:blocked");
 
 	/* Cycle 2: one strike reaches max_strikes, the next busy task starts at sigterm. */
 	second = itest_spawn(t, "qj-busy", "busy", NULL, 0);
@@ -239,7 +239,7 @@ static void test_strikes_across_cycles_and_restart(void **state)
 	assert_int_equal(itest_quiesce(t, 2, 30 * USEC_PER_SEC), 1);
 	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
 	assert_true(itest_log_of(t, second, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigterm:killed");
+	assert_string_equal(got, "SIGTERM:killed");
 
 	/* A restarted daemon remembers the strikes (state file). */
 	t->e = qj_engine_free(t->e);
@@ -248,7 +248,7 @@ static void test_strikes_across_cycles_and_restart(void **state)
 	assert_int_equal(itest_quiesce(t, 3, 30 * USEC_PER_SEC), 1);
 	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
 	assert_true(itest_log_of(t, third, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "sigterm:killed");
+	assert_string_equal(got, "SIGTERM:killed");
 }
 
 int main(void)

@@ -28,6 +28,8 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "holds.h"
+#include "policy.h"
 #include "util.h"
 #include "proto.h"
 #include "qosjail.h"
@@ -35,6 +37,11 @@
 #define NOBODY 65534
 #define LAUNCHED 65533 /* access.place_as lets NOBODY place these */
 #define STRANGER 65532
+/* App names of the longest allowed length (QJ_POLICY_NAME_MAX) and one less. */
+#define LONG54 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define LONG55 LONG54 "a"
+#define APP_NAME_63 LONG54 "-name-63c"
+#define APP_NAME_64 LONG55 "-name-64c"
 
 static const char policy_trust[] = "version: 1\n"
 				   "suspend: { backend: dry-run, idle_delay: 1h, "
@@ -46,6 +53,12 @@ static const char policy_trust[] = "version: 1\n"
 				   "  - name: gone\n"
 				   "    match: { exe: \"/nonexistent/gone\" }\n"
 				   "    holds: { max: 5 }\n"
+				   "  - name: " APP_NAME_63 "\n"
+				   "    match: { exe: \"/nonexistent/n63\" }\n"
+				   "    holds: { max: 1 }\n"
+				   "  - name: " APP_NAME_64 "\n"
+				   "    match: { exe: \"/nonexistent/n64\" }\n"
+				   "    holds: { max: 1 }\n"
 				   "access:\n"
 				   "  place: { uids: [0, 65534] }\n"
 				   "  place_as:\n"
@@ -304,6 +317,34 @@ static void test_connecting_parent_exited_stays_jailed(void **state)
 	assert_int_equal(worker_do(&w, 'h'), 0);
 	assert_int_equal(worker_do(&w, 'h'), -EDQUOT);
 	worker_stop(&w);
+}
+
+/*
+ * holds.max binds an app whose name has the longest allowed length: the daemon's
+ * buffers for app names were 64 bytes, a 64-character name was cut, its app lookup
+ * failed and the quota was never checked (63 characters got EDQUOT, 64 the hold).
+ */
+static void test_hold_limit_of_longest_app_name(void **state)
+{
+	static const char *const apps[] = { APP_NAME_63, APP_NAME_64 };
+	struct harness *h = *state;
+	char got[128];
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(strlen(APP_NAME_64), QJ_POLICY_NAME_MAX);
+	for (size_t i = 0; i < ARRAY_SIZE(apps); i++) {
+		struct worker w;
+
+		print_message("app name of %zu characters\n", strlen(apps[i]));
+		worker_start(h, &w);
+		place_root(h, apps[i], w.pid);
+		assert_int_equal(worker_do(&w, 'c'), 0);
+		assert_int_equal(worker_do(&w, 'h'), 0);
+		assert_int_equal(worker_do(&w, 'h'), -EDQUOT);
+		jailed_app(h, w.pid, got, sizeof(got));
+		assert_string_equal(got, apps[i]);
+		worker_stop(&w);
+	}
 }
 
 /*
@@ -598,6 +639,29 @@ static void test_hold_quotas_and_bounded_listing(void **state)
 	qj_close(root);
 }
 
+/*
+ * Root is exempt from the quotas but not from the daemon's table: past QJ_HOLDS_MAX_NAMES
+ * names held at once a hold is refused with ENOSPC, and the answer says which limit (it
+ * used to print the name and reason lengths, "cannot take hold (128/512)").
+ */
+static void test_hold_table_full_says_why(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *root = NULL;
+	char name[32];
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &root), 0);
+	for (int i = 0; i < QJ_HOLDS_MAX_NAMES; i++) {
+		snprintf(name, sizeof(name), "n-%d", i);
+		assert_int_equal(qj_hold(root, name, "fill", 0, 0), 0);
+	}
+	assert_int_equal(qj_hold(root, "one-more", "full", 0, 0), -ENOSPC);
+	print_message("refusal: %s\n", qj_last_error(root));
+	assert_non_null(strstr(qj_last_error(root), "4096 distinct names"));
+	qj_close(root);
+}
+
 /* ---- finding 10: SIGHUP during the backend write --------------------------------------- */
 
 /*
@@ -647,6 +711,8 @@ int main(void)
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_peer_gone_before_accept_gets_no_holds, setup,
 						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hold_limit_of_longest_app_name, setup,
+						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_app_dropped_by_reload_gets_no_holds,
 						setup, harness_teardown),
 		cmocka_unit_test_setup_teardown(test_client_limits, setup, harness_teardown),
@@ -656,7 +722,11 @@ int main(void)
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_sighup_during_write_is_deferred, setup,
 						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_hold_table_full_says_why, setup,
+						harness_teardown),
 	};
 
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_hold_*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -858,7 +858,7 @@ static void test_non_utf8_comm_in_kill_log(void **state)
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_spawn(c, "busy", argv, &busy, NULL), 0);
 	cycle_until_stopped(h, busy, c);
-	for (int i = 0; i < 300 && (n = records_of(log, busy, "sigstop", &recs)) == 0; i++)
+	for (int i = 0; i < 300 && (n = records_of(log, busy, "SIGSTOP", &recs)) == 0; i++)
 		msleep(10);
 	(void)kill(busy, SIGKILL);
 	(void)waitpid(busy, NULL, 0);

@@ -138,6 +138,7 @@ struct itest *itest_new(uint64_t grace_usec)
 	t->p = qj_test_policy_new(grace_usec);
 	free(t->p->cgroup_path);
 	free(t->p->cpu_cgroup_path);
+	free(t->p->log_path);
 	t->p->cgroup_path = strdup(t->cg_path);
 	t->p->cpu_cgroup_path = strdup(t->cpu_path);
 	t->p->log_path = strdup(t->log_path);
@@ -183,7 +184,7 @@ void itest_free(struct itest *t)
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	qj_killlog_free(t->log);
-	qj_test_policy_free(t->p);
+	qj_policy_free(t->p);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->tmpdir);
 	(void)system(cmd);
 	free(t);

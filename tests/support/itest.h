@@ -73,7 +73,7 @@ int itest_steps(struct itest *t, uint64_t timeout_usec);
 
 /* Feeds the engine its process events (as the daemon's loop does) for @usec. */
 void itest_pump_events(struct itest *t, uint64_t usec);
-/* Actions/outcomes of @pid's kill log records (in order) as "sigstop:blocked,...". */
+/* Actions/outcomes of @pid's kill log records (in order) as "SIGSTOP:blocked,...". */
 int itest_log_of(struct itest *t, pid_t pid, char *buf, size_t size);
 /* Number of records with action @action (NULL: actions: not summary, exit, quiesce-timeout). */
 int itest_log_count(struct itest *t, const char *action);

@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "test-policy.h"
 #include "util.h"
-
-static void *xcalloc(size_t n, size_t s)
-{
-	void *p = calloc(n, s);
-
-	if (!p)
-		abort();
-	return p;
-}
 
 static char *xstrdup(const char *s)
 {
@@ -49,24 +41,32 @@ void qj_test_policy_set_ladder(struct qj_policy *p, const enum qj_action *action
 
 struct qj_policy *qj_test_policy_new(uint64_t grace_usec)
 {
-	struct qj_policy *p = xcalloc(1, sizeof(*p));
+	struct qj_diags diags = {};
+	struct qj_policy *p = NULL;
+	char text[1024];
+	int n;
 
-	p->source = xstrdup("<test>");
-	p->backend = QJ_BACKEND_DRY_RUN;
-	p->cgroup_path = xstrdup("/sys/fs/cgroup/unified/qosjail");
-	p->cpu_cgroup_path = xstrdup("/sys/fs/cgroup/cpu/qosjail");
-	p->cpu_idle = true;
-	p->timer_slack_nsec = 50 * 1000 * 1000;
-	p->busy_threshold = 0.5;
-	p->sample_window_usec = 300 * USEC_PER_MSEC;
-	qj_test_policy_add_rung(p, QJ_ACTION_SIGXCPU, grace_usec);
-	qj_test_policy_add_rung(p, QJ_ACTION_SIGSTOP, grace_usec);
-	qj_test_policy_add_rung(p, QJ_ACTION_SIGTERM, grace_usec);
-	qj_test_policy_add_rung(p, QJ_ACTION_SIGKILL, grace_usec);
-	p->max_strikes = 3;
-	p->strike_rung = 1;
-	p->log_max_bytes = 1024 * 1024;
-	p->log_keep = 3;
+	/* Through the parser, so a test policy has every default a real one has. */
+	n = snprintf(text, sizeof(text),
+		     "version: 1\n"
+		     "suspend: { backend: dry-run }\n"
+		     "jail: { timer_slack: 50ms, busy_threshold: 50%%, sample_window: 300ms }\n"
+		     "escalation:\n"
+		     "  ladder:\n"
+		     "    - { name: sigxcpu, action: SIGXCPU, grace: %1$" PRIu64 "us }\n"
+		     "    - { name: sigstop, action: SIGSTOP, grace: %1$" PRIu64 "us }\n"
+		     "    - { name: sigterm, action: SIGTERM, grace: %1$" PRIu64 "us }\n"
+		     "    - { name: sigkill, action: SIGKILL, grace: %1$" PRIu64 "us }\n"
+		     "  max_strikes: 3\n"
+		     "  strike_rung: sigstop\n"
+		     "log: { max_size: 1M, keep: 3 }\n",
+		     grace_usec);
+	if (n < 0 || (size_t)n >= sizeof(text) ||
+	    qj_policy_parse("<test>", text, (size_t)n, &diags, &p) < 0) {
+		qj_diags_print(&diags, stderr);
+		abort();
+	}
+	qj_diags_done(&diags);
 	return p;
 }
 
@@ -85,23 +85,4 @@ struct qj_app *qj_test_policy_add_app(struct qj_policy *p, const char *name)
 	a->start_rung = 0;
 	a->max_rung = (int)p->n_rungs - 1;
 	return a;
-}
-
-void qj_test_policy_free(struct qj_policy *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n_rungs; i++)
-		free(p->rungs[i].name);
-	for (size_t i = 0; i < p->n_apps; i++) {
-		free(p->apps[i].name);
-		free(p->apps[i].match_exe);
-		free(p->apps[i].match_cmdline);
-	}
-	free(p->apps);
-	free(p->source);
-	free(p->cgroup_path);
-	free(p->cpu_cgroup_path);
-	free(p->log_path);
-	free(p);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests build struct qj_policy by hand (policy.c lives on its own branch):
- * defaults like the built-in policy, apps appended one by one.
+ * Test policies: parsed from YAML like a real one (a dry-run backend, a 300 ms window,
+ * the default ladder with rungs named after their actions), then apps and rungs appended
+ * by hand.  Free them with qj_policy_free().
  */
 #ifndef QJ_TEST_POLICY_H
 #define QJ_TEST_POLICY_H
@@ -17,6 +18,5 @@ void qj_test_policy_add_rung(struct qj_policy *p, enum qj_action a, uint64_t gra
 /* Replaces the ladder with @n rungs of @actions, each with @grace_usec. */
 void qj_test_policy_set_ladder(struct qj_policy *p, const enum qj_action *actions, size_t n,
 			       uint64_t grace_usec);
-void qj_test_policy_free(struct qj_policy *p);
 
 #endif

@@ -94,6 +94,10 @@ static void test_ctl_log_table_and_filters(void **state)
 	assert_non_null(strstr(s, "qj-polite"));
 	assert_null(strstr(s, "summary"));
 	free(s);
+	/* The spelling users see now finds the old log's lowercase records. */
+	s = run(CTL_EXIT_OK, "--since", "2026-12-03T09:05:42Z", "--action", "SIGXCPU");
+	assert_non_null(strstr(s, "qj-polite"));
+	free(s);
 
 	s = run(CTL_EXIT_OK, "--cycle", "2", NULL, NULL);
 	assert_null(strstr(s, "qj-"));

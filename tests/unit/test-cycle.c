@@ -48,7 +48,7 @@ static void test_cycle_full_suspend_and_resume(void **state)
 	assert_int_equal(c.id, 1);
 	assert_int_equal(qj_cycle_on_backend(&c, 0, t + 5000),
 			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
-	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT); /* through RESUMED */
+	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
 	assert_int_equal(c.deadline_usec, t + 5000 + IDLE);
 	assert_int_equal(c.last_result, QJ_CYCLE_RESULT_SUSPENDED);
 	assert_int_equal(c.n_suspends, 1);

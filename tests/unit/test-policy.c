@@ -205,6 +205,42 @@ static void test_strings_roundtrip(void **state)
 	assert_null(qj_action_to_string(_QJ_ACTION_INVALID));
 }
 
+/* The rung table: one entry per action, its spellings found again, its defaults used. */
+static void test_action_table(void **state)
+{
+	struct qj_policy *def = NULL;
+
+	(void)state;
+	for (int i = 0; i < _QJ_ACTION_MAX; i++) {
+		const struct qj_action_info *a = qj_action_info(i);
+
+		assert_non_null(a);
+		assert_string_equal(a->name, qj_action_to_string(i));
+		assert_non_null(a->default_rung_name);
+		assert_true(a->default_grace_usec > 0);
+		if (a->old_log_name)
+			assert_int_equal(qj_action_from_string(a->old_log_name), i);
+		/* A notification strikes nobody and has no group form. */
+		assert_true(a->needs_handler != a->strike);
+		assert_true(a->needs_handler != a->group);
+	}
+	assert_null(qj_action_info(_QJ_ACTION_MAX));
+	assert_null(qj_action_info(_QJ_ACTION_INVALID));
+	assert_string_equal(qj_action_to_string(QJ_ACTION_SIGSTOP), "SIGSTOP");
+	assert_string_equal(qj_action_to_string(QJ_ACTION_FREEZE), "freeze");
+	assert_true(qj_action_info(QJ_ACTION_SIGXCPU)->needs_handler);
+	assert_int_equal(qj_action_info(QJ_ACTION_SIGTERM)->confirm_usec, 0);
+	assert_true(qj_action_info(QJ_ACTION_SIGKILL)->confirm_usec > 0);
+	assert_int_equal(qj_policy_new_default(&def), 0);
+	for (size_t i = 0; i < def->n_rungs; i++) {
+		const struct qj_action_info *a = qj_action_info(def->rungs[i].action);
+
+		assert_string_equal(def->rungs[i].name, a->default_rung_name);
+		assert_int_equal(def->rungs[i].grace_usec, a->default_grace_usec);
+	}
+	qj_policy_free(def);
+}
+
 /* ---- error classes: tests/policy/bad/ --------------------------------------------------- */
 
 static int has_suffix(const char *s, const char *suffix)
@@ -604,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration_table),
 		cmocka_unit_test(test_parse_size_table),
 		cmocka_unit_test(test_strings_roundtrip),
+		cmocka_unit_test(test_action_table),
 		cmocka_unit_test(test_bad_policies_exact_diagnostics),
 		cmocka_unit_test(test_bad_wrong_type_present),
 		cmocka_unit_test(test_oversize_buffer),

@@ -176,7 +176,7 @@ static void test_procmon_match(void **state)
 		qj_policy_match(p, "/usr/bin/browser", "browser --profile x", 1001)->name,
 		"bob-browser");
 	assert_null(qj_policy_match(p, "/usr/bin/browser", "browser --profile x", 1000));
-	qj_test_policy_free(p);
+	qj_policy_free(p);
 }
 
 int main(void)

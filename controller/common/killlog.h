@@ -25,7 +25,7 @@ struct qj_kill_record {
 	const char *exe;
 	uid_t uid;
 	const char *cgroup;
-	const char *action; /* "sigxcpu", "sigstop", "sigterm", "sigkill", "freeze" */
+	const char *action; /* the rung's action as qj_action_to_string() spells it, or "exit" */
 	int rung; /* ladder index */
 	const char *rung_name;
 	const char *reason;
@@ -77,7 +77,6 @@ struct qj_killlog_filter {
 	uint64_t since_usec; /* 0: any */
 };
 
-bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec);
 /*
  * Calls @cb for every line of @f that parses and matches @flt (NULL: all);
  * a negative return from @cb stops the walk and is returned.  Lines that are

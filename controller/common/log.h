@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Daemon and CLI logging: stderr (with -d, or for the CLI) or syslog (journal).
- * Library code logs only at debug level (STYLE.md 14).
+ * Daemon and CLI logging: stderr (with -d, or for the CLI) or the journal, syslog where
+ * there is no journal.  Library code logs only at debug level.  The message text is for
+ * people: the code location (relative to the source tree, -ffile-prefix-map) goes to the
+ * journal as CODE_FILE/CODE_LINE fields and to stderr only at debug level.
  */
 #ifndef QJ_LOG_H
 #define QJ_LOG_H
@@ -10,7 +12,8 @@
 #include <syslog.h>
 
 void qj_log_open(const char *ident, bool to_stderr, int max_level);
-int qj_log_level(void);
+/* Logs to the journal's native socket @path (the journal's own, or a test's); -errno. */
+int qj_log_open_journal(const char *ident, const char *path, int max_level);
 void qj_log_set_level(int max_level);
 
 /* Logs at @level; "%m" expands to strerror(-error) when error != 0.  Returns -abs(error). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Kill log reader: parses JSON Lines and applies the CLI's filters. */
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,13 +15,21 @@ static bool str_field_is(json_t *rec, const char *key, const char *want)
 	return v && strcmp(v, want) == 0;
 }
 
-bool qj_killlog_filter_match(const struct qj_killlog_filter *f, json_t *rec)
+static bool str_field_is_nocase(json_t *rec, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(rec, key));
+
+	return v && strcasecmp(v, want) == 0;
+}
+
+static bool filter_match(const struct qj_killlog_filter *f, json_t *rec)
 {
 	if (!f)
 		return true;
 	if (f->app && !str_field_is(rec, "app", f->app))
 		return false;
-	if (f->action && !str_field_is(rec, "action", f->action))
+	/* Rung actions are spelled "SIGSTOP" today and were "sigstop" before: either matches. */
+	if (f->action && !str_field_is_nocase(rec, "action", f->action))
 		return false;
 	if (f->pid > 0 && json_integer_value(json_object_get(rec, "pid")) != f->pid)
 		return false;
@@ -56,7 +65,7 @@ int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
 		rec = json_loadb(line, (size_t)n, JSON_DISABLE_EOF_CHECK, NULL);
 		if (!rec)
 			continue;
-		if (json_is_object(rec) && qj_killlog_filter_match(flt, rec)) {
+		if (json_is_object(rec) && filter_match(flt, rec)) {
 			count++;
 			if (cb)
 				r = cb(rec, userdata);

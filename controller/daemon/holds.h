@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "policy.h"
+
 #define QJ_HOLD_NAME_MAX 128
 #define QJ_HOLD_REASON_MAX 512
 /* Distinct names with statistics; inactive ones are recycled LRU beyond this. */
@@ -38,7 +40,7 @@ struct qj_hold_owner {
 	pid_t pid;
 	uid_t uid;
 	char comm[17];
-	char app[64];
+	char app[QJ_POLICY_NAME_MAX + 1];
 };
 
 /**

@@ -6,7 +6,7 @@
  * mask of things to do and keeps the time of its next timer in ->deadline_usec.
  *
  *   AWAKE --(no holds)--> IDLE_WAIT --(idle_delay)--> QUIESCING --(all blocked)-->
- *   SUSPENDING --(backend returned)--> RESUMED --> AWAKE or IDLE_WAIT
+ *   SUSPENDING --(backend returned: resumed, jail restored)--> AWAKE or IDLE_WAIT
  *
  * A new hold aborts at any point: QUIESCING restores the jail at once,
  * SUSPENDING interrupts the backend write and restores when it returns.
@@ -25,7 +25,6 @@ enum qj_cycle_state {
 	QJ_CYCLE_IDLE_WAIT,
 	QJ_CYCLE_QUIESCING,
 	QJ_CYCLE_SUSPENDING,
-	QJ_CYCLE_RESUMED,
 	_QJ_CYCLE_STATE_MAX,
 	_QJ_CYCLE_STATE_INVALID = -EINVAL,
 };

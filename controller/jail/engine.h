@@ -3,7 +3,7 @@
  * The jail engine: owns the jail cgroups, membership (launcher placement and
  * policy matching from process events), QOS_NONE switching and the escalation
  * ladder during a quiesce.  The daemon's event loop drives it; the suspend
- * cycle (cycle.c) decides when.  All times are CLOCK_MONOTONIC microseconds.
+ * cycle (daemon/cycle.c) decides when.  All times are CLOCK_MONOTONIC microseconds.
  */
 #ifndef QJ_ENGINE_H
 #define QJ_ENGINE_H
@@ -27,7 +27,7 @@ struct qj_engine_counts {
 	unsigned killed; /* processes killed in the current/last cycle */
 	unsigned resyncs; /* process-event overruns resynchronised from /proc, since start */
 	/* While quiescing: the app the quiesce waits for and why ("" when none). */
-	char holding_app[64];
+	char holding_app[QJ_POLICY_NAME_MAX + 1];
 	char holding[96];
 	uint64_t holding_next_usec; /* when that may change (CLOCK_MONOTONIC), or USEC_INFINITY */
 	uint64_t bound_usec; /* the policy's quiesce bound */
@@ -81,7 +81,8 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret);
 struct qj_engine_explain {
 	uid_t uid; /* the process's real uid */
 	bool jailed; /* in an app group of the jail */
-	char app[64]; /* its group when jailed, else the app its match rules name; "" */
+	char app[QJ_POLICY_NAME_MAX +
+		 1]; /* its group when jailed, else the app its match rules name; "" */
 	const struct qj_app *policy_app; /* the policy's entry for @app; NULL when none */
 	bool quiescing; /* a cycle is quiescing the jail now */
 	bool tracked; /* in this cycle's task table */

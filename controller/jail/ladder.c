@@ -32,7 +32,7 @@ static bool listens(const struct qj_app *a, bool catches_sigxcpu, bool consents)
 
 static bool rung_applies(const struct qj_policy *p, const struct qj_app *a, int i, bool listening)
 {
-	return p->rungs[i].action != QJ_ACTION_SIGXCPU || listening;
+	return !qj_action_info(p->rungs[i].action)->needs_handler || listening;
 }
 
 static int search_from(const struct qj_policy *p, const struct qj_app *a, int from, bool listening)
@@ -153,15 +153,4 @@ const char *qj_ladder_verdict_to_string(enum qj_ladder_verdict v)
 	};
 
 	return v >= 0 && v < _QJ_LADDER_VERDICT_MAX ? names[v] : NULL;
-}
-
-const char *qj_ladder_action_name(enum qj_action a)
-{
-	static const char *const names[_QJ_ACTION_MAX] = {
-		[QJ_ACTION_SIGXCPU] = "sigxcpu", [QJ_ACTION_SIGSTOP] = "sigstop",
-		[QJ_ACTION_SIGTERM] = "sigterm", [QJ_ACTION_SIGKILL] = "sigkill",
-		[QJ_ACTION_FREEZE] = "freeze",
-	};
-
-	return a >= 0 && a < _QJ_ACTION_MAX ? names[a] : NULL;
 }

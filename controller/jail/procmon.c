@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Proc connector via libnl, following the measured recipe (PLATFORM.md):
+ * Proc connector via libnl, following the measured recipe (docs/platform.md):
  * sequence checks off, CN_IDX_PROC joined before connect, an 8 MiB receive
  * buffer (32 KiB loses most of a burst of 1000 forks), and the NL_CB_MSG_IN
  * callback because connector messages are typed NLMSG_DONE.  A socket filter

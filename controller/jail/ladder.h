@@ -65,7 +65,5 @@ bool qj_task_activity_is_blocked(enum qj_task_activity a);
 
 const char *qj_task_activity_to_string(enum qj_task_activity a);
 const char *qj_ladder_verdict_to_string(enum qj_ladder_verdict v);
-/* Action names as the policy spells them ("sigxcpu", ...); private copy, policy.c has its own. */
-const char *qj_ladder_action_name(enum qj_action a);
 
 #endif

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "actions.h"
+
 #define QJ_POLICY_MAX_BYTES (1024 * 1024)
 #define QJ_POLICY_MAX_ALIASES 16
 #define QJ_POLICY_MAX_RUNGS 8
@@ -22,6 +24,9 @@
 /* Upper bound of limits.holds_per_uid and limits.holds_per_connection. */
 #define QJ_POLICY_MAX_HOLDS 4096
 #define QJ_POLICY_MAX_DIAGS 100
+/* Longest name of an app, rung or group, in bytes; every buffer that carries one is
+ * QJ_POLICY_NAME_MAX + 1 bytes. */
+#define QJ_POLICY_NAME_MAX 64
 
 enum qj_backend {
 	QJ_BACKEND_AUTO,
@@ -32,17 +37,6 @@ enum qj_backend {
 	QJ_BACKEND_DRY_RUN,
 	_QJ_BACKEND_MAX,
 	_QJ_BACKEND_INVALID = -EINVAL,
-};
-
-/* What a rung does.  Order is not escalation order: the ladder is data. */
-enum qj_action {
-	QJ_ACTION_SIGXCPU, /* notify; skipped when the task does not catch SIGXCPU */
-	QJ_ACTION_SIGSTOP,
-	QJ_ACTION_SIGTERM, /* sent with SIGCONT so the handler can run */
-	QJ_ACTION_SIGKILL,
-	QJ_ACTION_FREEZE, /* cgroup.freeze of the app's group */
-	_QJ_ACTION_MAX,
-	_QJ_ACTION_INVALID = -EINVAL,
 };
 
 enum qj_trust {
@@ -226,8 +220,6 @@ int qj_policy_resolve_groups(struct qj_policy *p,
 
 const char *qj_backend_to_string(enum qj_backend b);
 enum qj_backend qj_backend_from_string(const char *s);
-const char *qj_action_to_string(enum qj_action a);
-enum qj_action qj_action_from_string(const char *s);
 
 const char *qj_trust_to_string(enum qj_trust t);
 enum qj_trust qj_trust_from_string(const char *s);

@@ -144,7 +144,6 @@ unsigned qj_cycle_on_backend(struct qj_cycle *c, int r, uint64_t now_usec)
 {
 	if (c->state != QJ_CYCLE_SUSPENDING)
 		return 0;
-	set_state(c, QJ_CYCLE_RESUMED, now_usec);
 	if (r == 0) {
 		c->n_suspends++;
 		c->retry_usec = 0;
@@ -180,9 +179,10 @@ bool qj_cycle_jail_quiesced(const struct qj_cycle *c)
 const char *qj_cycle_state_to_string(enum qj_cycle_state s)
 {
 	static const char *const t[_QJ_CYCLE_STATE_MAX] = {
-		[QJ_CYCLE_AWAKE] = "awake",	    [QJ_CYCLE_IDLE_WAIT] = "idle-wait",
-		[QJ_CYCLE_QUIESCING] = "quiescing", [QJ_CYCLE_SUSPENDING] = "suspending",
-		[QJ_CYCLE_RESUMED] = "resumed",
+		[QJ_CYCLE_AWAKE] = "awake",
+		[QJ_CYCLE_IDLE_WAIT] = "idle-wait",
+		[QJ_CYCLE_QUIESCING] = "quiescing",
+		[QJ_CYCLE_SUSPENDING] = "suspending",
 	};
 
 	return s >= 0 && s < _QJ_CYCLE_STATE_MAX ? t[s] : NULL;

@@ -31,8 +31,6 @@ const char *qj_cg_layout_to_string(enum qj_cg_layout l);
 /* Creates the jail directories (v2 @path, v1 @cpu_path when cpu is v1-only; may be NULL). */
 int qj_cgroup_new(const char *path, const char *cpu_path, struct qj_cgroup **ret);
 struct qj_cgroup *qj_cgroup_free(struct qj_cgroup *c);
-enum qj_cg_layout qj_cgroup_layout(const struct qj_cgroup *c);
-const char *qj_cgroup_path(const struct qj_cgroup *c);
 
 /* Creates @app's group(s); 0 when they exist already. */
 int qj_cgroup_app_create(struct qj_cgroup *c, const char *app);

@@ -3,7 +3,7 @@
  * Jail cgroups.  libcgroup 2.0 serves the v1 cpu controller here (create,
  * attach, cpu.idle/cpu.shares); it must not touch cgroup2: it reaches v2 only
  * through the hugetlb controller and creating a v2 group through it writes
- * "+hugetlb" into the v2 root's subtree_control (PLATFORM.md).  So v2 is raw
+ * "+hugetlb" into the v2 root's subtree_control (docs/platform.md).  So v2 is raw
  * files, v1 cpu is libcgroup, with raw files as a fallback when libcgroup
  * cannot initialise.
  */
@@ -250,7 +250,7 @@ static int v1_create(const struct qj_cgroup *c, const char *app)
 	r = lcg_errno(cgroup_create_cgroup(cg, 0));
 	cgroup_free(&cg);
 	if (r == 0 && access(path, F_OK) < 0)
-		return -EIO; /* the silent failure PLATFORM.md warns about */
+		return -EIO; /* the silent failure docs/platform.md warns about */
 	return r;
 }
 
@@ -455,16 +455,6 @@ struct qj_cgroup *qj_cgroup_free(struct qj_cgroup *c)
 	free(c->cpu_rel);
 	free(c);
 	return NULL;
-}
-
-enum qj_cg_layout qj_cgroup_layout(const struct qj_cgroup *c)
-{
-	return c->layout;
-}
-
-const char *qj_cgroup_path(const struct qj_cgroup *c)
-{
-	return c->path;
 }
 
 char *qj_cgroup_app_path(const struct qj_cgroup *c, const char *app)

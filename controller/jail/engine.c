@@ -1124,7 +1124,7 @@ static void log_action(struct qj_engine *e, struct task *t, const char *outcome)
 		.exe = t->exe,
 		.uid = t->uid,
 		.cgroup = cg,
-		.action = qj_ladder_action_name(rung->action),
+		.action = qj_action_to_string(rung->action),
 		.rung = t->rung,
 		.rung_name = rung->name,
 		.reason = t->pending_reason,
@@ -1509,7 +1509,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	t->applied_realtime_usec = realtime_now();
 	t->sig_seen_usec = now; /* sent: pending until it runs */
 	t->pending = true;
-	if (action != QJ_ACTION_SIGXCPU)
+	if (qj_action_info(action)->strike)
 		a->struck = true;
 	e->n_actions++;
 	if (r == -ESRCH) {
@@ -1519,13 +1519,13 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	if (r < 0) {
 		t->pending = false;
 		return log_warning_errno(r, "Failed to apply %s to %d (%s), ignoring: %m",
-					 qj_ladder_action_name(action), t->pid, t->comm);
+					 qj_action_to_string(action), t->pid, t->comm);
 	}
-	follow_add(e, t, qj_ladder_action_name(action));
+	follow_add(e, t, qj_action_to_string(action));
 	group_restart(e, a, now); /* the app's demand is judged afresh after an action */
 	cg = qj_cgroup_app_path(e->cg, t->app);
 	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
-		   qj_ladder_action_name(action), t->pid, t->comm, cg ? cg : t->app,
+		   qj_action_to_string(action), t->pid, t->comm, cg ? cg : t->app,
 		   t->pending_reason, t->pending_cpu_ms, t->pending_window_ms);
 	t->activity = QJ_TASK_UNKNOWN;
 	if (qj_proc_stat_read(t->pid, &st) == 0)
@@ -1565,7 +1565,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	}
 	if (qj_cgroup_usage_usec(e->cg, NULL, &e->jail_usage_begin) < 0)
 		e->jail_usage_begin = 0;
-	/* The idle class first: the rest of the cycle must not starve us (PLATFORM.md). */
+	/* The idle class first: the rest of the cycle must not starve us (docs/platform.md). */
 	if (e->p->cpu_idle) {
 		r = qj_cgroup_set_idle(e->cg, true);
 		if (r < 0)
@@ -1766,7 +1766,7 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 	json_t *o, *pids;
 
 	a->g_pending = false;
-	log_info("Group %s of app %s: %s (%u tasks)", qj_ladder_action_name(rung->action), a->name,
+	log_info("Group %s of app %s: %s (%u tasks)", qj_action_to_string(rung->action), a->name,
 		 outcome, a->g_n);
 	if (!e->log)
 		return;
@@ -1779,7 +1779,7 @@ static void log_group(struct qj_engine *e, struct app_state *a, const char *outc
 	/* When the rung was applied, not when its outcome is known; as text, like every record. */
 	o = json_pack("{s:s,s:I,s:s,s:s?,s:s,s:s,s:i,s:s,s:s,s:i,s:o,s:I,s:I,s:s,s:i}", "ts", ts,
 		      "cycle", (json_int_t)e->cycle, "app", a->name, "cgroup", cg, "scope", "group",
-		      "action", qj_ladder_action_name(rung->action), "rung", a->g_rung, "rung_name",
+		      "action", qj_action_to_string(rung->action), "rung", a->g_rung, "rung_name",
 		      rung->name, "reason", reason, "tasks", (int)a->g_n, "pids",
 		      pids ? pids : json_null(), "cpu_ms", (json_int_t)a->g_cpu_ms, "window_ms",
 		      (json_int_t)a->g_window_ms, "outcome", outcome, "strikes",
@@ -1832,7 +1832,7 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		}
 		if (r < 0)
 			return log_warning_errno(r, "Failed to send %s to %d (%s) in app %s: %m",
-						 qj_ladder_action_name(action), t->pid, t->comm,
+						 qj_action_to_string(action), t->pid, t->comm,
 						 a->name);
 		if (t->pending)
 			log_action(e, t, "ignored"); /* its own rung did not block it */
@@ -1840,7 +1840,7 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		t->rung = a->g_rung;
 		t->applied_usec = now;
 		t->activity = QJ_TASK_UNKNOWN;
-		follow_add(e, t, qj_ladder_action_name(action));
+		follow_add(e, t, qj_action_to_string(action));
 		group_note(a, t->pid);
 		n++;
 	}
@@ -1900,11 +1900,11 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 	if (r < 0) {
 		a->g_pending = false;
 		return log_warning_errno(r, "Failed to apply group %s to app %s: %m",
-					 qj_ladder_action_name(action), a->name);
+					 qj_action_to_string(action), a->name);
 	}
 	log_notice("Applied %s to app %s (%s), %d tasks: app busy, %" PRIu64 " ms of %" PRIu64
 		   " ms, its tasks handled or too short-lived",
-		   qj_ladder_action_name(action), a->name, cg ? cg : a->name, (int)a->g_n,
+		   qj_action_to_string(action), a->name, cg ? cg : a->name, (int)a->g_n,
 		   a->g_cpu_ms, a->g_window_ms);
 	group_restart(e, a, now);
 	return 1;
@@ -2057,14 +2057,13 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			if (t->gone)
 				continue;
 			if (r > 0) {
-				enum qj_action act = e->p->rungs[t->rung].action;
+				uint64_t confirm =
+					qj_action_info(e->p->rungs[t->rung].action)->confirm_usec;
 
 				changed = true;
 				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
-				/* Stops, kills and freezes show in /proc and cgroup.events at once. */
-				if (act != QJ_ACTION_SIGXCPU && act != QJ_ACTION_SIGTERM &&
-				    now_usec + CONFIRM_USEC < d.next_usec)
-					d.next_usec = now_usec + CONFIRM_USEC;
+				if (confirm && now_usec + confirm < d.next_usec)
+					d.next_usec = now_usec + confirm;
 			} else {
 				d.next_usec = USEC_INFINITY; /* its group is freezing */
 			}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What daemon.c (the loop, the cycle's effects, reload) and requests.c (the request
+ * handlers) share.  Private to controller/daemon/.
+ */
+#ifndef QJ_DAEMON_INTERNAL_H
+#define QJ_DAEMON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cycle.h"
+#include "daemon.h"
+#include "ipc.h"
+#include "policy.h"
+#include "util.h"
+
+struct qj_engine;
+struct qj_holds;
+struct qj_killlog;
+struct qj_power;
+
+struct fd_source {
+	struct qj_event_source source;
+	struct qj_daemon *d;
+	int fd;
+};
+
+struct qj_daemon {
+	struct qj_policy *policy;
+	char *policy_path;
+	char *state_dir;
+	struct qj_engine *engine;
+	struct qj_killlog *killlog;
+	struct qj_holds *holds;
+	struct qj_cycle cycle;
+	struct qj_power *power;
+	struct qj_ipc *ipc;
+
+	int epoll_fd;
+	struct fd_source signal_src;
+	struct fd_source timer_src;
+	struct fd_source notify_src;
+	struct fd_source procmon_src;
+	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
+	uint64_t interrupt_resend_usec;
+
+	bool started;
+	bool exiting;
+	bool reload_pending; /* a SIGHUP came during the backend write */
+	int exit_code;
+	size_t n_deferred; /* clients with a deferred hold request */
+	uint64_t app_gen; /* bumped whenever jail membership may have changed */
+	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app); /* no engine */
+};
+
+static inline uint64_t qj_daemon_now(void)
+{
+	return now_usec(CLOCK_MONOTONIC);
+}
+
+/* Carries out the cycle's @actions (QJ_CYCLE_DO_*) and re-arms the timer. */
+void qj_daemon_apply(struct qj_daemon *d, unsigned actions);
+/* The hold count changed: tells the cycle and carries out what it says. */
+void qj_daemon_holds_changed(struct qj_daemon *d);
+/*
+ * Loads @path and makes it the running policy, all or nothing (SIGHUP and the reload
+ * request both come here).  Returns 0, -EBUSY while the backend write runs (the policy
+ * cannot be swapped under the worker), -EINVAL with @diags filled for an invalid
+ * policy, or another -errno; the running policy stays on any error.
+ */
+int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags);
+
+/* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
+extern const struct qj_ipc_ops qj_daemon_ipc_ops;
+void qj_daemon_process_deferred(struct qj_daemon *d);
+
+#endif

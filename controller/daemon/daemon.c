@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * qosjaild's manager: the epoll loop and its sources, the suspend cycle's effects, policy
+ * reload and the daemon's lifetime (see daemon.h).  The request handlers are in requests.c.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cycle.h"
+#include "daemon-internal.h"
+#include "daemon.h"
+#include "engine.h"
+#include "holds.h"
+#include "ipc.h"
+#include "killlog.h"
+#include "log.h"
+#include "policy.h"
+#include "sampler.h"
+#include "util.h"
+
+/* How often an interrupt is re-sent while the worker has not returned (closes the race
+ * between its cancel check and entering the blocking syscall). */
+#define INTERRUPT_RESEND_USEC (20 * USEC_PER_MSEC)
+
+/* ---- timer ---- */
+
+static void rearm_timer(struct qj_daemon *d)
+{
+	uint64_t t = d->cycle.deadline_usec;
+	struct itimerspec its = {};
+
+	if (qj_holds_next_deadline(d->holds) < t)
+		t = qj_holds_next_deadline(d->holds);
+	if (d->interrupt_resend_usec < t)
+		t = d->interrupt_resend_usec;
+	if (d->ipc && qj_ipc_resume_usec(d->ipc) < t)
+		t = qj_ipc_resume_usec(d->ipc);
+	/*
+	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
+	 * deadline moves later on every release, and re-arming each time cost a
+	 * syscall per request; an early expiry only re-runs on_timer(), which finds
+	 * nothing due and arms the real deadline.
+	 */
+	if (t >= d->timer_armed_usec)
+		return;
+	if (t != USEC_INFINITY) {
+		if (t == 0)
+			t = 1; /* 0 would disarm */
+		its.it_value.tv_sec = (time_t)(t / USEC_PER_SEC);
+		its.it_value.tv_nsec = (long)(t % USEC_PER_SEC) * 1000;
+	}
+	if (timerfd_settime(d->timer_src.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		log_error("Failed to arm the timer: %m");
+		return;
+	}
+	d->timer_armed_usec = t;
+}
+
+/* ---- the cycle's effects ---- */
+
+void qj_daemon_holds_changed(struct qj_daemon *d)
+{
+	qj_daemon_apply(d, qj_cycle_on_holds(&d->cycle, qj_holds_count(d->holds), qj_daemon_now()));
+}
+
+static void quiesce_step(struct qj_daemon *d)
+{
+	uint64_t next = USEC_INFINITY;
+	int r = 1;
+
+	if (d->engine)
+		r = qj_engine_quiesce_step(d->engine, qj_daemon_now(), &next);
+	if (r < 0)
+		log_error_errno(r, "Quiesce step of cycle %" PRIu64 " failed: %m", d->cycle.id);
+	qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now()));
+}
+
+void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
+{
+	int r;
+
+	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
+		d->app_gen++;
+		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
+		r = qj_power_prepare(d->power);
+		if (r < 0) {
+			log_warning_errno(r, "Failed to read the wakeup count: %m");
+			qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now()));
+			return;
+		}
+		if (d->engine) {
+			r = qj_engine_quiesce_begin(d->engine, d->cycle.id, qj_daemon_now());
+			if (r < 0) {
+				log_error_errno(r, "Failed to quiesce the jail: %m");
+				qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0,
+								       qj_daemon_now()));
+				return;
+			}
+		}
+	}
+	if (actions & QJ_CYCLE_DO_QUIESCE_STEP)
+		quiesce_step(d);
+	if (actions & QJ_CYCLE_DO_BACKEND_START) {
+		log_info("Cycle %" PRIu64 ": jail quiesced, suspending (%s)", d->cycle.id,
+			 qj_backend_to_string(qj_power_kind(d->power)));
+		r = qj_power_start(d->power);
+		if (r < 0)
+			qj_daemon_apply(d, qj_cycle_on_backend(&d->cycle, r, qj_daemon_now()));
+	}
+	if (actions & QJ_CYCLE_DO_BACKEND_INTERRUPT) {
+		log_info("Cycle %" PRIu64 ": hold taken, interrupting the suspend write",
+			 d->cycle.id);
+		qj_power_interrupt(d->power);
+		d->interrupt_resend_usec = qj_daemon_now() + INTERRUPT_RESEND_USEC;
+	}
+	if (actions & QJ_CYCLE_DO_RESTORE) {
+		const char *why = qj_cycle_result_to_string(d->cycle.last_result);
+
+		if (d->engine) {
+			r = qj_engine_restore(d->engine, why);
+			if (r < 0)
+				log_error_errno(r, "Failed to restore the jail: %m");
+		}
+		log_info("Cycle %" PRIu64 " ended: %s", d->cycle.id, why);
+	}
+	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
+		qj_daemon_process_deferred(d);
+	rearm_timer(d);
+}
+
+static void reload_on_sighup(struct qj_daemon *d);
+
+static void on_backend_done(struct qj_daemon *d, int result)
+{
+	d->interrupt_resend_usec = USEC_INFINITY;
+	/* The patched kernel's "qos" errors: kernel/README.md, "Errors of a qos write". */
+	if (result == -ERANGE)
+		log_warning("Cycle %" PRIu64 ": the kernel refused to suspend: an incompatible "
+			    "latency constraint is active (ERANGE), retrying with backoff",
+			    d->cycle.id);
+	else if (result == -EAGAIN)
+		log_info("Cycle %" PRIu64 ": a wakeup event or a new constraint made the suspend "
+			 "back out (EAGAIN), retrying",
+			 d->cycle.id);
+	else if (result == -EBUSY)
+		log_warning("Cycle %" PRIu64 ": the kernel is busy (another suspend, autosleep, or "
+			    "a task or device refused: EBUSY), retrying with backoff",
+			    d->cycle.id);
+	else if (result == -ESTALE)
+		log_info("Cycle %" PRIu64 ": wakeup events since the wakeup count was read, "
+			 "aborting",
+			 d->cycle.id);
+	else if (result < 0 && result != -EINTR)
+		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
+				  d->cycle.id);
+	qj_daemon_apply(d, qj_cycle_on_backend(&d->cycle, result, qj_daemon_now()));
+	if (d->reload_pending)
+		reload_on_sighup(d); /* waits again if another write started */
+}
+
+static int lookup_group(const char *group, gid_t *ret_gid, void *userdata)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+	int r;
+
+	(void)userdata;
+	r = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
+	if (r != 0)
+		return -r;
+	if (!res)
+		return -ENOENT;
+	*ret_gid = gr.gr_gid;
+	return 0;
+}
+
+static int load_policy(const char *path, struct qj_diags *diags, struct qj_policy **ret)
+{
+	struct qj_policy *p = NULL;
+	int r;
+
+	r = path ? qj_policy_load(path, diags, &p) : qj_policy_new_default(&p);
+	if (r < 0)
+		return r;
+	r = qj_policy_resolve_groups(p, lookup_group, NULL);
+	if (r < 0) {
+		qj_policy_free(p);
+		return r;
+	}
+	if (r > 0)
+		log_warning("%d group name(s) in the access lists of %s do not exist, ignoring", r,
+			    path ? path : "the defaults");
+	*ret = p;
+	return 0;
+}
+
+static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
+{
+	int r;
+
+	if (qj_power_running(d->power))
+		return -EBUSY;
+	r = qj_power_configure(d->power, p);
+	if (r < 0)
+		return r;
+	if (d->engine) {
+		r = qj_engine_set_policy(d->engine, p);
+		if (r < 0) {
+			(void)qj_power_configure(d->power, d->policy);
+			return r;
+		}
+	}
+	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
+	qj_policy_free(d->policy);
+	d->policy = p;
+	d->app_gen++;
+	return 0;
+}
+
+int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags)
+{
+	_cleanup_free_ char *copy = NULL;
+	struct qj_policy *p = NULL;
+	int r;
+
+	if (path != d->policy_path) {
+		copy = strdup(path);
+		if (!copy)
+			return -ENOMEM;
+	}
+	r = load_policy(path, diags, &p);
+	if (r < 0)
+		return r;
+	r = apply_policy(d, p);
+	if (r < 0) {
+		qj_policy_free(p);
+		return r;
+	}
+	if (copy) {
+		free(d->policy_path);
+		d->policy_path = TAKE_PTR(copy);
+	}
+	/* The idle delay may have changed. */
+	qj_daemon_apply(d, qj_cycle_on_holds(&d->cycle, qj_holds_count(d->holds), qj_daemon_now()));
+	return 0;
+}
+
+/* ---- fd sources ---- */
+
+/*
+ * SIGHUP: reload the policy file.  While the backend write runs the policy cannot be
+ * swapped (the worker reads it); the reload then waits until the write returns
+ * (issue 11 finding 10: it used to be refused and lost).  Several SIGHUPs meanwhile
+ * make one reload, of the file as it is then.
+ */
+static void reload_on_sighup(struct qj_daemon *d)
+{
+	struct qj_diags diags = {};
+	int r;
+
+	if (!d->policy_path) {
+		log_notice("SIGHUP: running on built-in defaults, nothing to reload");
+		return;
+	}
+	if (qj_power_running(d->power)) {
+		if (!d->reload_pending)
+			log_info("SIGHUP during the suspend write: reloading when it returns");
+		d->reload_pending = true;
+		return;
+	}
+	d->reload_pending = false;
+	r = qj_daemon_reload(d, d->policy_path, &diags);
+	if (r < 0) {
+		log_warning_errno(r, "SIGHUP: reload of %s failed, keeping the running policy: %m",
+				  d->policy_path);
+		qj_diags_print(&diags, stderr);
+	} else {
+		log_info("SIGHUP: reloaded %s", d->policy_path);
+	}
+	qj_diags_done(&diags);
+}
+
+static void on_signal(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	struct signalfd_siginfo si;
+
+	while (read(d->signal_src.fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload_on_sighup(d);
+			continue;
+		}
+		log_info("Received %s, restoring the jail and exiting",
+			 sigabbrev_np((int)si.ssi_signo));
+		d->exiting = true;
+	}
+}
+
+static void on_timer(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	uint64_t t = qj_daemon_now(), v;
+	size_t n;
+
+	(void)!read(d->timer_src.fd, &v, sizeof(v));
+	d->timer_armed_usec = USEC_INFINITY;
+	n = qj_holds_expire(d->holds, t);
+	if (n > 0) {
+		log_debug("%zu hold(s) expired", n);
+		qj_daemon_holds_changed(d);
+	}
+	if (d->interrupt_resend_usec <= t) {
+		if (qj_power_running(d->power)) {
+			qj_power_interrupt(d->power);
+			d->interrupt_resend_usec = t + INTERRUPT_RESEND_USEC;
+		} else {
+			d->interrupt_resend_usec = USEC_INFINITY;
+		}
+	}
+	qj_ipc_on_timer(d->ipc, t);
+	qj_daemon_apply(d, qj_cycle_on_timer(&d->cycle, t));
+}
+
+static void on_notify(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	int result;
+
+	if (qj_power_collect(d->power, &result) > 0)
+		on_backend_done(d, result);
+}
+
+static void on_procmon(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	int r = qj_engine_on_procmon(d->engine);
+
+	d->app_gen++; /* exec matching may have jailed a peer */
+	if (r < 0)
+		log_warning_errno(r, "Process events: %m, ignoring");
+}
+
+static int add_source(struct qj_daemon *d, struct fd_source *src, int fd,
+		      void (*dispatch)(struct qj_event_source *, uint32_t))
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &src->source };
+
+	src->source.dispatch = dispatch;
+	src->d = d;
+	src->fd = fd;
+	if (fd < 0)
+		return -EBADF;
+	return epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+/* ---- lifetime ---- */
+
+static int make_parent_dir(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
+{
+	struct qj_diags diags = {};
+	struct qj_daemon *d;
+	sigset_t ss;
+	int r;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->epoll_fd = d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
+	d->procmon_src.fd = -EBADF;
+	d->timer_armed_usec = USEC_INFINITY;
+	d->interrupt_resend_usec = USEC_INFINITY;
+
+	r = load_policy(cfg->policy_path, &diags, &d->policy);
+	if (r < 0) {
+		qj_diags_print(&diags, stderr);
+		qj_diags_done(&diags);
+		log_error_errno(r, "Failed to load policy %s: %m", cfg->policy_path);
+		goto fail;
+	}
+	qj_diags_done(&diags);
+	d->policy_path = cfg->policy_path ? strdup(cfg->policy_path) : NULL;
+	d->state_dir = strdup(cfg->state_dir);
+	if ((cfg->policy_path && !d->policy_path) || !d->state_dir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	/* Signals: the loop reads them from a signalfd; SIGUSR1 is only for the worker. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	(void)signal(SIGPIPE, SIG_IGN);
+	sigdelset(&ss, SIGUSR1);
+
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0) {
+		r = log_error_errno(-errno, "epoll_create1 failed: %m");
+		goto fail;
+	}
+	r = add_source(d, &d->signal_src, signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC), on_signal);
+	if (r >= 0)
+		r = add_source(d, &d->timer_src,
+			       timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+			       on_timer);
+	if (r >= 0)
+		r = add_source(d, &d->notify_src, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
+			       on_notify);
+	if (r < 0) {
+		log_error_errno(r, "Failed to set up the event loop: %m");
+		goto fail;
+	}
+
+	r = qj_holds_new(&d->holds);
+	if (r < 0)
+		goto fail;
+	r = qj_power_new(d->policy, d->notify_src.fd, &d->power);
+	if (r < 0) {
+		log_error_errno(r, "Failed to set up the %s backend: %m",
+				qj_backend_to_string(d->policy->backend));
+		goto fail;
+	}
+	log_info("Power backend: %s (%s)", qj_backend_to_string(qj_power_kind(d->power)),
+		 qj_power_kind(d->power) == QJ_BACKEND_DRY_RUN ? "no kernel write" :
+								 qj_power_path(d->power));
+
+	r = qj_killlog_open(d->policy->log_path, d->policy->log_max_bytes, d->policy->log_keep,
+			    &d->killlog);
+	if (r < 0) {
+		log_error_errno(
+			r,
+			r == -EPERM ? "Refusing the kill log %s: its directory (and every one "
+				      "above it) must be owned by root and not writable by "
+				      "group or others, and the log a regular file: %m" :
+			r == -ELOOP ? "Refusing the kill log %s: a symlink on its path: %m" :
+				      "Failed to open the kill log %s: %m",
+			d->policy->log_path);
+		goto fail;
+	}
+	d->membership = cfg->membership;
+	if (!cfg->no_engine) {
+		/* Without it every task would look gone or idle: a spinning jail passed as quiet. */
+		r = qj_sample_check("/proc/self");
+		if (r < 0) {
+			log_error_errno(r,
+					"Busy detection needs /proc/PID/schedstat with run times "
+					"(kernel option CONFIG_SCHED_INFO, selected by "
+					"CONFIG_SCHEDSTATS): refusing to start: %m");
+			goto fail;
+		}
+		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
+		if (r < 0) {
+			log_error_errno(r, "Failed to set up the jail %s: %m",
+					d->policy->cgroup_path);
+			goto fail;
+		}
+	}
+	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
+		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
+		if (r < 0)
+			goto fail;
+	}
+
+	r = make_parent_dir(cfg->socket_path);
+	if (r >= 0)
+		r = qj_ipc_new(d->epoll_fd, cfg->socket_path, &qj_daemon_ipc_ops, d, &d->ipc);
+	if (r < 0) {
+		log_error_errno(r, "Failed to listen on %s: %m", cfg->socket_path);
+		goto fail;
+	}
+	qj_ipc_set_limits(d->ipc, d->policy->max_clients, d->policy->max_clients_per_uid);
+
+	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
+		      d->policy->retry_max_usec, qj_daemon_now());
+	/* Number on from the kill log, so that a cycle id names one cycle there. */
+	if (d->killlog)
+		d->cycle.id = qj_killlog_highest_cycle(d->killlog);
+	/* Automatic suspend is what qosjaild is for: hold time counts as preventing it. */
+	qj_holds_set_suspend_wanted(d->holds, true, qj_daemon_now());
+	*ret = d;
+	return 0;
+fail:
+	qj_daemon_free(d);
+	return r;
+}
+
+int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
+{
+	struct epoll_event evs[32];
+	int n;
+
+	if (!d->started) {
+		d->started = true;
+		log_info("qosjaild %s ready, listening", QJ_VERSION);
+		qj_daemon_holds_changed(d); /* no holds yet: start the idle delay */
+	}
+	if (d->exiting)
+		return -ECANCELED;
+	n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), timeout_ms);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		return log_error_errno(-errno, "epoll_wait failed: %m");
+	}
+	for (int i = 0; i < n; i++) {
+		struct qj_event_source *s = evs[i].data.ptr;
+
+		s->dispatch(s, evs[i].events);
+	}
+	qj_ipc_reap(d->ipc);
+	if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
+		rearm_timer(d); /* the listener paused: retry even if no client goes */
+	return n;
+}
+
+int qj_daemon_run(struct qj_daemon *d)
+{
+	for (;;) {
+		int r = qj_daemon_step(d, -1);
+
+		if (r == -ECANCELED)
+			return 0;
+		if (r < 0)
+			return r;
+	}
+}
+
+struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
+{
+	if (!d)
+		return NULL;
+	d->exiting = true;
+	/* Interrupts and joins a running write first: nothing suspends after we left. */
+	d->power = qj_power_free(d->power);
+	d->ipc = qj_ipc_free(d->ipc);
+	if (d->engine) {
+		int r = qj_engine_restore(d->engine, "qosjaild exiting");
+
+		if (r < 0)
+			log_error_errno(r, "Failed to restore the jail on exit: %m");
+		d->engine = qj_engine_free(d->engine);
+	}
+	d->killlog = qj_killlog_free(d->killlog);
+	qj_holds_free(d->holds);
+	qj_policy_free(d->policy);
+	free(d->policy_path);
+	free(d->state_dir);
+	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd, d->epoll_fd },
+		 *end = fd + 4;
+	     fd < end; fd++)
+		if (*fd >= 0)
+			(void)close(*fd);
+	free(d);
+	return NULL;
+}
