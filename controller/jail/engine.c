@@ -4,9 +4,8 @@
  * matching), sampler.c (busy detection) and ladder.c (decisions) into the
  * quiesce the daemon drives, and writes every action to the kill log.  Signals
  * go only through pidfds opened while the process was verified in the jail,
- * so a reused PID is never signalled.  What must be undone after a crash
- * (stopped tasks, frozen groups, the jail's CPU class) is kept in a state file
- * rewritten atomically; a new instance undoes it.
+ * so a reused PID is never signalled.  Membership is in membership.c, the
+ * state a restarted daemon undoes in restart.c.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,160 +34,14 @@
 #include "sampler.h"
 #include "util.h"
 
-#define STATE_FILE "jail-state.json"
-/* How soon to look again after a stop, kill or freeze: they take effect at once. */
-#define CONFIRM_USEC (10 * USEC_PER_MSEC)
-/* How long a process acted on in a cycle is followed after the restore. */
-#define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
-#define MAX_FOLLOW 1024
-/* Processes that consented to the notify rung through libqosjail, at most. */
-#define MAX_CONSENTS 4096
-/* Pids a group action's kill-log record lists (its task count is exact). */
-#define GROUP_PIDS_MAX 32
-
-/*
- * A process acted on in a cycle, followed until it exits or FOLLOW_AFTER_USEC
- * after the restore: a death the daemon caused (a SIGXCPU handler that
- * re-raises it, a program that dies when continued) is logged with its
- * signal, from the exit event.
- */
-struct follow {
-	pid_t pid;
-	int pidfd;
-	uint64_t cycle;
-	uint64_t until_usec; /* USEC_INFINITY while its cycle runs */
-	char *app;
-	char comm[64];
-	char *exe;
-	uid_t uid;
-	const char *after; /* the last action taken on it */
-	int exit_code;
-	bool have_code;
-};
-
-/* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
-struct consent {
-	pid_t pid;
-	int pidfd;
-	uint64_t start_time;
-};
-
-struct slack {
-	pid_t tid;
-	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
-	uint64_t old_ns;
-};
-
-struct task {
-	pid_t pid;
-	int pidfd;
-	uint64_t start_time;
-	char *app;
-	char comm[64];
-	char *exe;
-	uid_t uid;
-	pid_t ppid;
-	unsigned spawned; /* new jailed processes it started in the current window */
-	bool catches_sigxcpu;
-	bool consents; /* asked for the notification itself */
-	struct qj_sample sample;
-	enum qj_task_activity activity;
-	unsigned seen; /* rescan generation */
-	bool gone;
-	bool stopped_by_us;
-	/*
-	 * The cycle sent it SIGSTOP: the restore continues it whatever state it
-	 * was last seen in (a stop seen "continued" may still take effect).
-	 */
-	bool sent_stop;
-	bool killed_by_us;
-	bool by_group; /* acted on by a group rung: the app's record covers it */
-	/* The signal of its last rung was still pending when its app's group window began. */
-	bool sig_pending_at_start;
-	/* When the signal of its last rung was last seen pending (not yet taken). */
-	uint64_t sig_seen_usec;
-	/* The last action, logged once its outcome is known. */
-	int rung;
-	uint64_t applied_usec;
-	uint64_t applied_realtime_usec;
-	bool pending;
-	const char *pending_reason;
-	uint64_t pending_cpu_ms;
-	uint64_t pending_window_ms;
-	struct slack *slack;
-	size_t n_slack;
-};
-
-struct app_state {
-	char *name;
-	unsigned strikes; /* before the current cycle */
-	bool struck; /* escalated past a notification in the current cycle */
-	bool frozen_by_us;
-	/* Group demand (cpu.stat usage + cpu.pressure stall) over the last window. */
-	bool have_base;
-	uint64_t t0_usec;
-	uint64_t base_usec;
-	uint64_t base_stall_usec;
-	bool busy;
-	bool judged; /* busy comes from a whole window begun after the app's last action */
-	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
-	uint64_t last_cpu_ms, last_window_ms;
-	/* Per step: what its tasks say. */
-	bool explained; /* a task of it is busy and on the per-task ladder */
-	unsigned new_tasks; /* tasks of it the last rescan found */
-	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
-	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
-	int g_rung; /* -1 none */
-	uint64_t g_applied_usec;
-	uint64_t g_applied_realtime_usec;
-	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
-	bool g_pending; /* its record waits for the outcome */
-	unsigned g_n; /* tasks the group action reached */
-	pid_t g_pids[GROUP_PIDS_MAX];
-	uint64_t g_cpu_ms, g_window_ms;
-	/* Why the quiesce waits for it, for status and explain ("" when it does not). */
-	char holding[96];
-	uint64_t holding_next_usec;
-};
-
-struct qj_engine {
-	const struct qj_policy *p;
-	struct qj_killlog *log;
-	char *state_file;
-	struct qj_cgroup *cg;
-	struct qj_procmon *pm;
-
-	struct app_state *apps;
-	size_t n_apps;
-
-	bool quiescing;
-	uint64_t cycle;
-	uint64_t begin_usec;
-	uint64_t quiesced_usec;
-	unsigned generation;
-	struct task *tasks; /* sorted by pid */
-	size_t n_tasks;
-	unsigned n_actions;
-	unsigned n_killed;
-	unsigned n_stopped_cycle;
-	uint64_t jail_usage_begin;
-	bool state_dirty; /* undo state changed since the last save_state() */
-	unsigned resyncs;
-
-	struct follow *follows;
-	size_t n_follows;
-
-	struct consent *consents;
-	size_t n_consents;
-	bool watch_dirty; /* the follow list changed: update the exit-event filter */
-};
+#include "engine-internal.h"
 
 static uint64_t realtime_now(void)
 {
 	return now_usec(CLOCK_REALTIME);
 }
 
-static struct app_state *app_state(struct qj_engine *e, const char *name)
+struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name)
 {
 	struct app_state *v;
 
@@ -206,222 +59,13 @@ static struct app_state *app_state(struct qj_engine *e, const char *name)
 	return &v[e->n_apps++];
 }
 
-static int send_signal(struct task *t, int sig)
+int qj_eng_send_signal(struct task *t, int sig)
 {
 	if (t->pidfd < 0)
 		return -ESRCH;
 	if (pidfd_send_signal(t->pidfd, sig, NULL, 0) < 0)
 		return negative_errno();
 	return 0;
-}
-
-/* --- state file ----------------------------------------------------------- */
-
-static int save_state(struct qj_engine *e)
-{
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	json_t *o, *stopped, *frozen, *strikes, *slack;
-	const char *knob;
-	int64_t old;
-	size_t len;
-
-	if (!e->state_file)
-		return 0;
-	o = json_object();
-	stopped = json_array();
-	frozen = json_array();
-	strikes = json_object();
-	slack = json_array();
-	if (!o || !stopped || !frozen || !strikes || !slack)
-		goto oom;
-	if (json_object_set_new(o, "version", json_integer(1)) < 0 ||
-	    json_object_set_new(o, "cycle", json_integer((json_int_t)e->cycle)) < 0 ||
-	    json_object_set(o, "stopped", stopped) < 0 ||
-	    json_object_set(o, "frozen", frozen) < 0 ||
-	    json_object_set(o, "strikes", strikes) < 0 || json_object_set(o, "slack", slack) < 0)
-		goto oom;
-	for (size_t i = 0; i < e->n_tasks; i++) {
-		struct task *t = &e->tasks[i];
-
-		if (t->stopped_by_us && !t->gone &&
-		    json_array_append_new(stopped, json_pack("{s:i,s:I}", "pid", t->pid, "start",
-							     (json_int_t)t->start_time)) < 0)
-			goto oom;
-		for (size_t j = 0; j < t->n_slack && !t->gone; j++)
-			if (json_array_append_new(
-				    slack, json_pack("{s:i,s:I,s:I}", "tid", t->slack[j].tid,
-						     "start", (json_int_t)t->slack[j].start_time,
-						     "old", (json_int_t)t->slack[j].old_ns)) < 0)
-				goto oom;
-	}
-	for (size_t i = 0; i < e->n_apps; i++) {
-		if (e->apps[i].frozen_by_us &&
-		    json_array_append_new(frozen, json_string(e->apps[i].name)) < 0)
-			goto oom;
-		if (e->apps[i].strikes && json_object_set_new(strikes, e->apps[i].name,
-							      json_integer(e->apps[i].strikes)) < 0)
-			goto oom;
-	}
-	if (qj_cgroup_idle_saved(e->cg, &knob, &old) == 0 &&
-	    json_object_set_new(o, "idle", json_pack("{s:s,s:I}", "knob", knob, "old", old)) < 0)
-		goto oom;
-	json_decref(stopped);
-	json_decref(frozen);
-	json_decref(strikes);
-	json_decref(slack);
-	stopped = frozen = strikes = slack = NULL;
-
-	text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (!text || asprintf(&tmp, "%s.tmp", e->state_file) < 0)
-		return -ENOMEM;
-	len = strlen(text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
-		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
-	/* rename(2) is atomic: a crash leaves the old state or the new one. */
-	if (rename(tmp, e->state_file) < 0)
-		return log_debug_errno(negative_errno(), "Failed to rename %s: %m", tmp);
-	e->state_dirty = false;
-	return 0;
-oom:
-	json_decref(o);
-	json_decref(stopped);
-	json_decref(frozen);
-	json_decref(strikes);
-	json_decref(slack);
-	return -ENOMEM;
-}
-
-/* SIGCONT @pid if it is still the process with @start_time. */
-static int cont_if_same(pid_t pid, uint64_t start_time)
-{
-	_cleanup_close_ int fd = -EBADF;
-	struct qj_proc_stat st;
-	int r;
-
-	fd = pidfd_open(pid, 0);
-	if (fd < 0)
-		return negative_errno();
-	/* Checked after pidfd_open: the pidfd pins the process the check saw. */
-	r = qj_proc_stat_read(pid, &st);
-	if (r < 0)
-		return r;
-	if (st.start_time != start_time)
-		return -ESRCH; /* PID reused: not ours */
-	if (pidfd_send_signal(fd, SIGCONT, NULL, 0) < 0)
-		return negative_errno();
-	return 0;
-}
-
-static int load_and_undo_state(struct qj_engine *e)
-{
-	json_t *o, *v;
-	size_t i;
-	unsigned undone = 0;
-
-	if (!e->state_file)
-		return 0;
-	o = json_load_file(e->state_file, 0, NULL);
-	if (!o)
-		return 0; /* no previous instance, or nothing it needed undone */
-	json_array_foreach (json_object_get(o, "stopped"), i, v) {
-		pid_t pid = (pid_t)json_integer_value(json_object_get(v, "pid"));
-		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
-
-		if (pid > 0 && cont_if_same(pid, start) == 0)
-			undone++;
-	}
-	/* Timer slack a cycle raised: back to each thread's own value (0: the default). */
-	json_array_foreach (json_object_get(o, "slack"), i, v) {
-		pid_t tid = (pid_t)json_integer_value(json_object_get(v, "tid"));
-		uint64_t start = (uint64_t)json_integer_value(json_object_get(v, "start"));
-		uint64_t old = (uint64_t)json_integer_value(json_object_get(v, "old"));
-
-		if (tid > 0 && qj_proc_timerslack_set_if_same(tid, start, old) == 0)
-			undone++;
-	}
-	json_array_foreach (json_object_get(o, "frozen"), i, v) {
-		const char *app = json_string_value(v);
-
-		if (app && qj_cgroup_freeze(e->cg, app, false) == 0)
-			undone++;
-	}
-	v = json_object_get(o, "idle");
-	if (v) {
-		int r = qj_cgroup_idle_restore(
-			e->cg, json_string_value(json_object_get(v, "knob")) ?: "",
-			(int64_t)json_integer_value(json_object_get(v, "old")));
-
-		if (r < 0)
-			log_debug_errno(r, "Failed to restore the jail's CPU class, ignoring: %m");
-		else
-			undone++;
-	}
-	{
-		const char *name;
-
-		json_object_foreach (json_object_get(o, "strikes"), name, v) {
-			struct app_state *a = app_state(e, name);
-
-			if (!a) {
-				json_decref(o);
-				return -ENOMEM;
-			}
-			a->strikes = (unsigned)json_integer_value(v);
-		}
-	}
-	json_decref(o);
-	if (undone)
-		log_debug("Undid %u things a previous instance left behind", undone);
-	return (int)undone;
-}
-
-/* Whatever the state file says, nothing in the jail stays frozen or stopped. */
-static int sweep_jail(struct qj_engine *e)
-{
-	char **apps = NULL;
-	int r, n = 0;
-
-	r = qj_cgroup_list_apps(e->cg, &apps);
-	if (r < 0)
-		return r;
-	for (char **a = apps; *a; a++) {
-		pid_t *pids = NULL;
-		size_t k = 0;
-
-		if (qj_cgroup_freeze_requested(e->cg, *a) == 1 &&
-		    qj_cgroup_freeze(e->cg, *a, false) == 0)
-			n++;
-		if (qj_cgroup_app_pids(e->cg, *a, &pids, &k) < 0)
-			continue;
-		for (size_t i = 0; i < k; i++) {
-			struct qj_proc_stat st;
-
-			if (qj_proc_stat_read(pids[i], &st) < 0)
-				continue;
-			/* A main thread that exited says Z: its other threads may be stopped. */
-			if (st.state == 'Z' && qj_proc_threads_state(pids[i], &st.state) < 0)
-				continue;
-			/* A SIGSTOP sent just before a crash may not have taken effect yet. */
-			if (st.state != 'T') {
-				struct qj_proc_status ps;
-
-				if (qj_proc_status_read(pids[i], &ps) == 0 &&
-				    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
-					st.state = 'T';
-			}
-			if (st.state == 'T' && cont_if_same(pids[i], st.start_time) == 0)
-				n++;
-		}
-		free(pids);
-	}
-	qj_strv_free(apps);
-	return n;
 }
 
 /* --- lifecycle ------------------------------------------------------------ */
@@ -437,7 +81,7 @@ static int create_app_groups(struct qj_engine *e)
 		r = qj_cgroup_app_create(e->cg, a->name);
 		if (r < 0)
 			return log_debug_errno(r, "Failed to create group of app %s: %m", a->name);
-		if (!app_state(e, a->name))
+		if (!qj_eng_app_state(e, a->name))
 			return -ENOMEM;
 	}
 	return 0;
@@ -497,13 +141,13 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 	r = create_app_groups(e);
 	if (r < 0)
 		goto fail;
-	r = load_and_undo_state(e);
+	r = qj_eng_load_and_undo_state(e);
 	if (r < 0)
 		goto fail;
-	r = sweep_jail(e);
+	r = qj_eng_sweep_jail(e);
 	if (r > 0)
 		log_debug("Thawed or continued %d leftovers in the jail", r);
-	r = save_state(e);
+	r = qj_eng_save_state(e);
 	if (r < 0)
 		goto fail;
 	r = qj_procmon_new(&e->pm);
@@ -516,7 +160,7 @@ fail:
 	return r;
 }
 
-static void task_done(struct task *t)
+void qj_eng_task_done(struct task *t)
 {
 	if (t->pidfd >= 0)
 		(void)close(t->pidfd);
@@ -532,7 +176,7 @@ static void task_done(struct task *t)
 static void tasks_clear(struct qj_engine *e)
 {
 	for (size_t i = 0; i < e->n_tasks; i++)
-		task_done(&e->tasks[i]);
+		qj_eng_task_done(&e->tasks[i]);
 	free(e->tasks);
 	e->tasks = NULL;
 	e->n_tasks = 0;
@@ -590,72 +234,9 @@ int qj_engine_set_policy(struct qj_engine *e, const struct qj_policy *p)
 	return 0;
 }
 
-/* --- membership ------------------------------------------------------------ */
-
 int qj_engine_procmon_fd(const struct qj_engine *e)
 {
 	return e->pm ? qj_procmon_fd(e->pm) : -1;
-}
-
-static const struct qj_app *jailed_app(const struct qj_engine *e, const char *name)
-{
-	const struct qj_app *a = qj_policy_find_app(e->p, name);
-
-	return a && a->trust == QJ_TRUST_JAILED ? a : NULL;
-}
-
-int qj_engine_place(struct qj_engine *e, const char *app, pid_t pid)
-{
-	int r;
-
-	if (!jailed_app(e, app))
-		return -ENOENT;
-	if (pid <= 0)
-		return -EINVAL;
-	r = qj_cgroup_app_create(e->cg, app);
-	if (r < 0)
-		return r;
-	r = qj_cgroup_place(e->cg, app, pid);
-	if (r == -ESRCH || r == -ENOENT)
-		return -ESRCH;
-	if (r < 0)
-		return r;
-	log_debug("Placed %d in app %s", pid, app);
-	return 0;
-}
-
-int qj_engine_open_cgroup(struct qj_engine *e, const char *app, int *ret_fd)
-{
-	_cleanup_free_ char *p = NULL;
-	int fd;
-
-	if (!jailed_app(e, app))
-		return -ENOENT;
-	p = qj_cgroup_app_path(e->cg, app);
-	if (!p)
-		return -ENOMEM;
-	fd = open(p, O_DIRECTORY | O_PATH | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	*ret_fd = fd;
-	return 0;
-}
-
-int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
-{
-	_cleanup_free_ char *name = NULL;
-	struct app_state *a;
-	int r;
-
-	r = qj_cgroup_app_of_pid(e->cg, pid, &name);
-	if (r <= 0)
-		return r;
-	a = app_state(e, name);
-	if (!a)
-		return -ENOMEM;
-	if (ret_app)
-		*ret_app = a->name;
-	return 1;
 }
 
 /* Forgets the consents of processes that exited. */
@@ -719,32 +300,6 @@ int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 			e->tasks[i].consents = true;
 	log_debug("Process %d consents to the notify rung", pid);
 	return 0;
-}
-
-/* Classifies a process that exec'd; places it when a jailed app matches. */
-static int classify(struct qj_engine *e, pid_t pid)
-{
-	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
-	const struct qj_app *a;
-	struct qj_proc_status ps;
-	int r;
-
-	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
-	    qj_proc_status_read(pid, &ps) < 0)
-		return 0; /* gone already */
-	a = qj_policy_match(e->p, exe, cmdline, ps.uid);
-	if (!a || a->trust != QJ_TRUST_JAILED)
-		return 0;
-	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
-	if (r != 0)
-		return 0; /* jailed already (or gone) */
-	r = qj_engine_place(e, a->name, pid);
-	if (r == -ESRCH)
-		return 0;
-	if (r < 0)
-		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
-	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
-	return 1;
 }
 
 /* --- following processes acted on ----------------------------------------- */
@@ -864,7 +419,7 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 }
 
 /* Logs followed processes that are gone, drops those followed long enough. */
-static void follow_prune(struct qj_engine *e, uint64_t now)
+void qj_eng_follow_prune(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_follows;) {
 		struct follow *f = &e->follows[i];
@@ -881,7 +436,7 @@ static void follow_prune(struct qj_engine *e, uint64_t now)
 	follow_sync(e);
 }
 
-static void on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
+void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
 {
 	struct follow *f = find_follow(e, ev->tgid);
 	struct qj_proc_stat st;
@@ -910,81 +465,22 @@ static void on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
 	}
 }
 
-static int on_event(const struct qj_proc_event *ev, void *ud)
-{
-	struct qj_engine *e = ud;
-
-	if (ev->what == QJ_PROC_EXIT) {
-		on_exit_event(e, ev);
-		return 0;
-	}
-	if (ev->pid != ev->tgid) /* a thread exec'd: its process is what we place */
-		return 0;
-	return classify(e, ev->tgid);
-}
-
-static int rescan(struct qj_engine *e, uint64_t now);
-static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
-static bool task_signal_pending(struct qj_engine *e, struct task *t);
-
-/* Events were lost: reclassify every process and re-read the jail's membership. */
-static int resync(struct qj_engine *e)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int r;
-
-	if (!d)
-		return negative_errno();
-	while ((de = readdir(d))) {
-		pid_t pid = (pid_t)atoi(de->d_name);
-
-		if (pid <= 1)
-			continue;
-		r = classify(e, pid);
-		if (r == -ENOMEM) {
-			closedir(d);
-			return r;
-		}
-	}
-	closedir(d);
-	if (e->quiescing)
-		return rescan(e, now_usec(CLOCK_MONOTONIC));
-	return 0;
-}
-
-int qj_engine_on_procmon(struct qj_engine *e)
-{
-	int r;
-
-	if (!e->pm)
-		return 0;
-	r = qj_procmon_dispatch(e->pm, on_event, e);
-	if (r == -ENOBUFS) {
-		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
-		/* Drain what is queued after the overrun before the full scan. */
-		(void)qj_procmon_dispatch(e->pm, on_event, e);
-		e->resyncs++;
-		r = resync(e);
-	}
-	follow_prune(e, now_usec(CLOCK_MONOTONIC));
-	return r;
-}
-
 /* --- quiesce ---------------------------------------------------------------- */
 
-static int cmp_task(const void *a, const void *b)
+int qj_eng_cmp_task(const void *a, const void *b)
 {
 	const struct task *x = a, *y = b;
 
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-static struct task *find_task(struct qj_engine *e, pid_t pid)
+struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid)
 {
 	struct task key = { .pid = pid };
 
-	return e->n_tasks ? bsearch(&key, e->tasks, e->n_tasks, sizeof(*e->tasks), cmp_task) : NULL;
+	return e->n_tasks ?
+		       bsearch(&key, e->tasks, e->n_tasks, sizeof(*e->tasks), qj_eng_cmp_task) :
+		       NULL;
 }
 
 static void slack_apply(struct qj_engine *e, struct task *t)
@@ -1036,7 +532,7 @@ static void slack_restore(struct qj_engine *e, struct task *t)
 	free(tids);
 }
 
-static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now, struct task *ret)
+int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now, struct task *ret)
 {
 	_cleanup_free_ char *in_app = NULL;
 	struct qj_proc_stat st;
@@ -1101,7 +597,7 @@ static int add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	*ret = t;
 	return 0;
 fail:
-	task_done(&t);
+	qj_eng_task_done(&t);
 	return r;
 }
 
@@ -1112,7 +608,7 @@ static const char *gone_outcome(const struct task *t)
 
 static void log_action(struct qj_engine *e, struct task *t, const char *outcome)
 {
-	struct app_state *a = app_state(e, t->app);
+	struct app_state *a = qj_eng_app_state(e, t->app);
 	const struct qj_rung *rung = &e->p->rungs[t->rung];
 	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, t->app);
 	struct qj_kill_record rec = {
@@ -1143,7 +639,7 @@ static void log_action(struct qj_engine *e, struct task *t, const char *outcome)
 		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
 }
 
-static void mark_gone(struct qj_engine *e, struct task *t)
+void qj_eng_mark_gone(struct qj_engine *e, struct task *t)
 {
 	if (t->gone)
 		return;
@@ -1162,139 +658,9 @@ static void mark_gone(struct qj_engine *e, struct task *t)
 		log_action(e, t, gone_outcome(t));
 }
 
-/*
- * add_task()'s error @r for @pid as the quiesce step must see it: 0 when the
- * task is no longer ours to track (exited, or moved out of the jail since the
- * listing), else @r.  EMFILE or ENOSYS (no pidfd_open) leave a jailed task
- * unwatched: the step must fail rather than report a quiet jail (fail closed,
- * retried with backoff).
- */
-static int untrackable(int r, pid_t pid, const char *app)
-{
-	if (r == -ESRCH || r == -ENOENT)
-		return 0;
-	log_warning_errno(r, "Cannot track %d in %s: %m", pid, app);
-	return r;
-}
-
-static void app_new_task(struct qj_engine *e, const char *app)
-{
-	struct app_state *a = app_state(e, app);
-
-	if (a)
-		a->new_tasks++;
-}
-
-static int rescan(struct qj_engine *e, uint64_t now)
-{
-	char **apps = NULL;
-	struct task *added = NULL;
-	size_t n_added = 0;
-	int r, untracked = 0;
-
-	e->generation++;
-	r = qj_cgroup_list_apps(e->cg, &apps);
-	if (r < 0)
-		return r;
-	for (char **a = apps; *a && r >= 0; a++) {
-		pid_t *pids = NULL;
-		size_t k = 0;
-
-		r = qj_cgroup_app_pids(e->cg, *a, &pids, &k);
-		if (r == -ENOENT) {
-			r = 0;
-			continue;
-		}
-		for (size_t i = 0; i < k && r >= 0; i++) {
-			struct task *t = find_task(e, pids[i]);
-			struct task *na;
-
-			if (t && !t->gone) {
-				t->seen = e->generation;
-				continue;
-			}
-			if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
-				/* Killed and still dying: the same process, not a new task. */
-				t->seen = e->generation;
-				continue;
-			}
-			if (t) {
-				/* A dead task's PID reused inside the jail: a new task. */
-				struct task fresh;
-
-				r = add_task(e, *a, pids[i], now, &fresh);
-				if (r == 0) {
-					task_done(t);
-					*t = fresh;
-					app_new_task(e, *a);
-				} else if (r != -ENOMEM) {
-					r = untrackable(r, pids[i], *a); /* logs each one */
-					untracked = untracked ?: r;
-					r = 0;
-				}
-				continue;
-			}
-			na = realloc(added, (n_added + 1) * sizeof(*added));
-			if (!na) {
-				r = -ENOMEM;
-				break;
-			}
-			added = na;
-			r = add_task(e, *a, pids[i], now, &added[n_added]);
-			if (r == 0) {
-				n_added++;
-				app_new_task(e, *a);
-			} else if (r != -ENOMEM) {
-				r = untrackable(r, pids[i], *a); /* logs each one */
-				untracked = untracked ?: r;
-				r = 0;
-			}
-		}
-		free(pids);
-	}
-	qj_strv_free(apps);
-
-	if (n_added > 0 && r >= 0) {
-		struct task *nt = realloc(e->tasks, (e->n_tasks + n_added) * sizeof(*nt));
-
-		if (!nt) {
-			r = -ENOMEM;
-		} else {
-			e->tasks = nt;
-			memcpy(e->tasks + e->n_tasks, added, n_added * sizeof(*added));
-			e->n_tasks += n_added;
-			qsort(e->tasks, e->n_tasks, sizeof(*e->tasks), cmp_task);
-			/* Credit parents: a forker is as busy as the children it starts. */
-			for (size_t i = 0; i < n_added; i++) {
-				struct task *parent = find_task(e, added[i].ppid);
-
-				if (parent && !parent->gone &&
-				    strcmp(parent->app, added[i].app) == 0)
-					parent->spawned++;
-			}
-			n_added = 0;
-		}
-	}
-	for (size_t i = 0; i < n_added; i++)
-		task_done(&added[i]);
-	free(added);
-
-	/* Not listed any more: exited, or moved out of the jail by someone. */
-	for (size_t i = 0; i < e->n_tasks; i++) {
-		struct task *t = &e->tasks[i];
-
-		if (t->gone || t->seen == e->generation)
-			continue;
-		if (!qj_pidfd_exited(t->pidfd) && (t->stopped_by_us || t->sent_stop))
-			(void)send_signal(t, SIGCONT); /* left the jail: not ours to hold */
-		mark_gone(e, t);
-	}
-	return r < 0 ? r : untracked;
-}
-
 static bool app_frozen(struct qj_engine *e, const char *app)
 {
-	struct app_state *a = app_state(e, app);
+	struct app_state *a = qj_eng_app_state(e, app);
 
 	return a && a->frozen_by_us && qj_cgroup_event(e->cg, app, "frozen") == 1;
 }
@@ -1321,20 +687,20 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	if (t->gone)
 		return 0;
 	if (qj_pidfd_exited(t->pidfd)) {
-		mark_gone(e, t);
+		qj_eng_mark_gone(e, t);
 		return 0;
 	}
 	r = qj_proc_stat_read(t->pid, &st);
 	if (r == -ESRCH || r == -ENOENT) {
 		if (exited(r, t))
-			mark_gone(e, t);
+			qj_eng_mark_gone(e, t);
 		return 0; /* exiting: the pidfd will say so */
 	}
 	if (r < 0)
 		return log_warning_errno(r, "Failed to read the state of %d (%s): %m", t->pid,
 					 t->comm);
 	if (st.start_time != t->start_time || st.state == 'X') {
-		mark_gone(e, t);
+		qj_eng_mark_gone(e, t);
 		return 0;
 	}
 	if (st.state == 'Z') {
@@ -1359,7 +725,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (t->killed_by_us && ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGKILL - 1)))) {
 		/* A fatal signal is queued as SIGKILL: dying, it runs no code of its own. */
-		mark_gone(e, t);
+		qj_eng_mark_gone(e, t);
 		return 0;
 	}
 	if (app_frozen(e, t->app)) {
@@ -1406,43 +772,30 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
-	if (t->rung >= 0 && !t->killed_by_us && task_signal_pending(e, t))
+	if (t->rung >= 0 && !t->killed_by_us && qj_eng_task_signal_pending(e, t))
 		t->sig_seen_usec = now;
 	window_t0 = t->sample.t0_usec;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
 		if (exited(r, t))
-			mark_gone(e, t);
+			qj_eng_mark_gone(e, t);
 		return 0;
 	}
 	if (r < 0)
 		return log_warning_errno(r, "Failed to sample %d (%s): %m", t->pid, t->comm);
 	if (r == 1) {
-		struct app_state *a = app_state(e, t->app);
+		struct app_state *a = qj_eng_app_state(e, t->app);
 
-		/*
-		 * Idle itself, but it keeps starting processes while its group
-		 * wants a CPU: the children are too short-lived to be caught.
-		 */
-		if (act == QJ_TASK_IDLE && t->spawned >= 2 && a && a->busy)
-			act = QJ_TASK_BUSY;
-		/*
-		 * Acted on, starved since (no CPU, no wait the kernel has
-		 * accounted yet), runnable, and its app wants a CPU with no
-		 * signal of ours waiting to be taken: that want is its own (a
-		 * SIGTERM it ignores, starved at the idle class).
-		 */
-		if (act == QJ_TASK_UNKNOWN && t->rung >= 0 && st.state == 'R' && a && a->judged &&
-		    a->busy)
-			act = QJ_TASK_BUSY;
-		/*
-		 * Its signal was still pending in this window: what it waited
-		 * for the CPU was to take it (a notified task starved before its
-		 * handler ran).  Judged on the next window.
-		 */
-		if (act == QJ_TASK_BUSY && t->rung >= 0 && t->sig_seen_usec >= window_t0)
-			act = QJ_TASK_UNKNOWN;
+		act = qj_demand_task_verdict(&(struct qj_task_window){
+			.activity = act,
+			.spawned = t->spawned,
+			.acted_on = t->rung >= 0,
+			.runnable = st.state == 'R',
+			.signal_pending = t->sig_seen_usec >= window_t0,
+			.app_judged = a && a->judged,
+			.app_busy = a && a->busy,
+		});
 		t->spawned = 0;
 		t->activity = act;
 		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
@@ -1455,7 +808,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 {
 	enum qj_action action = e->p->rungs[rung].action;
-	struct app_state *a = app_state(e, t->app);
+	struct app_state *a = qj_eng_app_state(e, t->app);
 	_cleanup_free_ char *cg = NULL;
 	struct qj_proc_stat st;
 	int r = 0;
@@ -1474,10 +827,10 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 
 	switch (action) {
 	case QJ_ACTION_SIGXCPU:
-		r = send_signal(t, SIGXCPU);
+		r = qj_eng_send_signal(t, SIGXCPU);
 		break;
 	case QJ_ACTION_SIGSTOP:
-		r = send_signal(t, SIGSTOP);
+		r = qj_eng_send_signal(t, SIGSTOP);
 		if (r == 0) {
 			t->stopped_by_us = t->sent_stop = true;
 			e->n_stopped_cycle++;
@@ -1485,14 +838,14 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		break;
 	case QJ_ACTION_SIGTERM:
 		/* A stopped task cannot run its handler or die: continue it too. */
-		r = send_signal(t, SIGTERM);
+		r = qj_eng_send_signal(t, SIGTERM);
 		if (r == 0)
-			(void)send_signal(t, SIGCONT);
+			(void)qj_eng_send_signal(t, SIGCONT);
 		t->stopped_by_us = false;
 		t->killed_by_us = true;
 		break;
 	case QJ_ACTION_SIGKILL:
-		r = send_signal(t, SIGKILL);
+		r = qj_eng_send_signal(t, SIGKILL);
 		t->stopped_by_us = false;
 		t->killed_by_us = true;
 		break;
@@ -1513,7 +866,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		a->struck = true;
 	e->n_actions++;
 	if (r == -ESRCH) {
-		mark_gone(e, t);
+		qj_eng_mark_gone(e, t);
 		return 0;
 	}
 	if (r < 0) {
@@ -1522,7 +875,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 					 qj_action_to_string(action), t->pid, t->comm);
 	}
 	follow_add(e, t, qj_action_to_string(action));
-	group_restart(e, a, now); /* the app's demand is judged afresh after an action */
+	qj_eng_group_restart(e, a, now); /* the app's demand is judged afresh after an action */
 	cg = qj_cgroup_app_path(e->cg, t->app);
 	log_notice("Sent %s to %d (%s) in %s: %s, %" PRIu64 " ms of %" PRIu64 " ms",
 		   qj_action_to_string(action), t->pid, t->comm, cg ? cg : t->app,
@@ -1546,7 +899,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
-	follow_prune(e, now_usec);
+	qj_eng_follow_prune(e, now_usec);
 	consents_prune(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
@@ -1572,14 +925,14 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 			log_warning_errno(r,
 					  "Failed to put the jail at idle CPU class, ignoring: %m");
 	}
-	r = save_state(e);
+	r = qj_eng_save_state(e);
 	if (r < 0)
 		log_warning_errno(r, "Failed to save state, ignoring: %m");
-	r = rescan(e, now_usec);
+	r = qj_eng_rescan(e, now_usec);
 	if (r < 0)
 		return r;
 	if (e->state_dirty) {
-		r = save_state(e);
+		r = qj_eng_save_state(e);
 		if (r < 0)
 			log_warning_errno(r, "Failed to save state, ignoring: %m");
 	}
@@ -1623,7 +976,7 @@ static bool task_dying(struct task *t)
  * it needs the CPU to finish dying.  Unreadable: no (fail closed: nothing
  * excused).
  */
-static bool task_signal_pending(struct qj_engine *e, struct task *t)
+bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 {
 	struct qj_proc_status ps;
 	uint64_t mask;
@@ -1667,7 +1020,7 @@ static void group_wait_base(struct qj_engine *e, struct app_state *a)
 		struct task *t = &e->tasks[i];
 
 		if (strcmp(t->app, a->name) == 0)
-			t->sig_pending_at_start = task_signal_pending(e, t);
+			t->sig_pending_at_start = qj_eng_task_signal_pending(e, t);
 	}
 }
 
@@ -1685,14 +1038,14 @@ static bool group_stall_excused(struct qj_engine *e, struct app_state *a)
 
 		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
 			continue;
-		if (t->sig_pending_at_start || task_signal_pending(e, t))
+		if (t->sig_pending_at_start || qj_eng_task_signal_pending(e, t))
 			return true;
 	}
 	return false;
 }
 
 /* Starts @a's next group window now: what came before an action says nothing after it. */
-static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
+void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
 	uint64_t usage, stall;
 
@@ -1717,7 +1070,7 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 		uint64_t usage, stall;
 		int r;
 
-		if (!jailed_app(e, a->name))
+		if (!qj_eng_jailed_app(e, a->name))
 			continue;
 		r = group_demand(e, a->name, &usage, &stall);
 		if (r == -ENOENT)
@@ -1733,11 +1086,12 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 									0;
 			bool excused = stalled > 0 && group_stall_excused(e, a);
 
-			if (!excused)
-				used += stalled;
-
-			a->busy = qj_sample_is_busy(used * NSEC_PER_USEC, now - a->t0_usec,
-						    e->p->busy_threshold);
+			a->busy = qj_demand_app_busy(
+				&(struct qj_app_window){ .used_usec = used,
+							 .stalled_usec = stalled,
+							 .stall_excused = excused,
+							 .window_usec = now - a->t0_usec },
+				e->p->busy_threshold, &used);
 			a->judged = true;
 			a->suspect = a->busy;
 			a->last_cpu_ms = used / 1000;
@@ -1812,7 +1166,7 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		if (action == QJ_ACTION_SIGSTOP) {
 			if (t->stopped_by_us || t->activity == QJ_TASK_STOPPED)
 				continue;
-			r = send_signal(t, SIGSTOP);
+			r = qj_eng_send_signal(t, SIGSTOP);
 			if (r == 0) {
 				t->stopped_by_us = t->sent_stop = true;
 				e->n_stopped_cycle++;
@@ -1820,14 +1174,14 @@ static int group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		} else {
 			if (t->killed_by_us)
 				continue;
-			r = send_signal(t, SIGTERM);
+			r = qj_eng_send_signal(t, SIGTERM);
 			if (r == 0)
-				(void)send_signal(t, SIGCONT);
+				(void)qj_eng_send_signal(t, SIGCONT);
 			t->stopped_by_us = false;
 			t->killed_by_us = r == 0;
 		}
 		if (r == -ESRCH) {
-			mark_gone(e, t);
+			qj_eng_mark_gone(e, t);
 			continue;
 		}
 		if (r < 0)
@@ -1906,7 +1260,7 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 		   " ms, its tasks handled or too short-lived",
 		   qj_action_to_string(action), a->name, cg ? cg : a->name, (int)a->g_n,
 		   a->g_cpu_ms, a->g_window_ms);
-	group_restart(e, a, now);
+	qj_eng_group_restart(e, a, now);
 	return 1;
 }
 
@@ -2014,7 +1368,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		e->apps[i].n_live = 0;
 		e->apps[i].holding[0] = 0;
 	}
-	r = rescan(e, now_usec);
+	r = qj_eng_rescan(e, now_usec);
 	if (r < 0)
 		return r;
 	r = sample_groups(e, now_usec);
@@ -2023,7 +1377,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 		const struct qj_app *app = qj_policy_find_app(e->p, t->app);
-		struct app_state *as = app_state(e, t->app);
+		struct app_state *as = qj_eng_app_state(e, t->app);
 		struct qj_ladder_task lt;
 		struct qj_ladder_decision d;
 
@@ -2110,7 +1464,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	/* App-level demand: the group ladder for apps whose tasks cannot explain it. */
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
-		const struct qj_app *app = jailed_app(e, a->name);
+		const struct qj_app *app = qj_eng_jailed_app(e, a->name);
 
 		if (!app || app->exempt)
 			continue;
@@ -2148,7 +1502,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			}
 			/* cgroup.procs stable, every task reached: judge it from here. */
 			a->g_sweeping = false;
-			group_restart(e, a, now_usec);
+			qj_eng_group_restart(e, a, now_usec);
 		}
 		if (a->have_base && a->t0_usec + e->p->sample_window_usec < next &&
 		    (a->g_pending || !all_blocked))
@@ -2188,7 +1542,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 	}
 	follow_sync(e);
 	if (changed || e->state_dirty) {
-		r = save_state(e);
+		r = qj_eng_save_state(e);
 		if (r < 0)
 			log_warning_errno(r, "Failed to save state, ignoring: %m");
 	}
@@ -2228,7 +1582,7 @@ static unsigned restore_sweep(struct qj_engine *e)
 		if (!stopped_any || qj_cgroup_app_pids(e->cg, app, &pids, &k) < 0)
 			continue;
 		for (size_t i = 0; i < k; i++) {
-			const struct task *t = find_task(e, pids[i]);
+			const struct task *t = qj_eng_find_task(e, pids[i]);
 			struct qj_proc_status ps;
 			struct qj_proc_stat st;
 
@@ -2240,7 +1594,7 @@ static unsigned restore_sweep(struct qj_engine *e)
 			if (qj_proc_some_thread_stopped(pids[i]) != 1 &&
 			    !((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
 				continue;
-			if (cont_if_same(pids[i], st.start_time) == 0) {
+			if (qj_eng_cont_if_same(pids[i], st.start_time) == 0) {
 				log_notice("Continued %d (%s) in app %s, still stopped after the "
 					   "restore",
 					   pids[i], st.comm, app);
@@ -2298,7 +1652,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 		struct task *t = &e->tasks[i];
 
 		if ((t->stopped_by_us || t->sent_stop) && !t->gone) {
-			r = send_signal(t, SIGCONT);
+			r = qj_eng_send_signal(t, SIGCONT);
 			if (r == 0)
 				continued++;
 			else if (r != -ESRCH && ret == 0)
@@ -2319,7 +1673,7 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 		struct task *t = &e->tasks[i];
 
 		if (!t->gone && qj_pidfd_exited(t->pidfd))
-			mark_gone(e, t);
+			qj_eng_mark_gone(e, t);
 		if (t->pending)
 			log_action(e, t, t->gone ? gone_outcome(t) : "restored");
 		slack_restore(e, t);
@@ -2344,13 +1698,13 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 		if (e->follows[i].until_usec == USEC_INFINITY)
 			e->follows[i].until_usec = now + FOLLOW_AFTER_USEC;
 	if (e->pm)
-		(void)qj_procmon_dispatch(e->pm, on_event, e);
-	follow_prune(e, now);
+		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
+	qj_eng_follow_prune(e, now);
 	log_info("Cycle %" PRIu64 " restored (%s): %u actions, %u continued, %u thawed", e->cycle,
 		 why ? why : "restore", e->n_actions, continued, thawed);
 	tasks_clear(e);
 	e->quiescing = false;
-	r = save_state(e);
+	r = qj_eng_save_state(e);
 	if (r < 0 && ret == 0)
 		ret = r;
 	return ret;
@@ -2433,7 +1787,7 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 	}
 	x.policy_app = a;
 	x.quiescing = e->quiescing;
-	t = find_task(e, pid);
+	t = qj_eng_find_task(e, pid);
 	if (x.jailed && e->quiescing && t && !t->gone) {
 		x.tracked = true;
 		x.activity = t->activity;
@@ -2441,7 +1795,7 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		x.stopped_by_us = t->stopped_by_us;
 	}
 	if (x.jailed) {
-		const struct app_state *as = app_state(e, x.app);
+		const struct app_state *as = qj_eng_app_state(e, x.app);
 
 		if (as) {
 			x.strikes = as->strikes;

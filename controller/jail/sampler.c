@@ -14,6 +14,30 @@ bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshol
 	return (double)demand_ns > threshold * (double)window_usec * (double)NSEC_PER_USEC;
 }
 
+bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec)
+{
+	uint64_t demand = w->used_usec;
+
+	if (!w->stall_excused && demand + w->stalled_usec >= demand)
+		demand += w->stalled_usec;
+	if (ret_demand_usec)
+		*ret_demand_usec = demand;
+	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold);
+}
+
+enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w)
+{
+	enum qj_task_activity act = w->activity;
+
+	if (act == QJ_TASK_IDLE && w->spawned >= 2 && w->app_busy)
+		act = QJ_TASK_BUSY;
+	if (act == QJ_TASK_UNKNOWN && w->acted_on && w->runnable && w->app_judged && w->app_busy)
+		act = QJ_TASK_BUSY;
+	if (act == QJ_TASK_BUSY && w->acted_on && w->signal_pending)
+		act = QJ_TASK_UNKNOWN;
+	return act;
+}
+
 static uint64_t sub(uint64_t b, uint64_t a)
 {
 	return b > a ? b - a : 0;

@@ -71,4 +71,38 @@ uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b
 /* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
 bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
 
+/* One window of an app's cgroup: the unit of demand. */
+struct qj_app_window {
+	uint64_t used_usec; /* cpu.stat usage_usec over the window */
+	uint64_t stalled_usec; /* cpu.pressure "some" stall over the window (0 without PSI) */
+	bool stall_excused; /* the stall is tasks still to take a signal of ours */
+	uint64_t window_usec;
+};
+/*
+ * Pure: the app's demand over @w (its CPU time, plus its stall unless excused: a task
+ * starved at the idle class still wants the CPU) in *ret_demand_usec, and whether it
+ * exceeds @threshold of one CPU.
+ */
+bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec);
+
+/* What a task's verdict may borrow from its app's window. */
+struct qj_task_window {
+	enum qj_task_activity activity; /* the task's own verdict (qj_sample_observe) */
+	unsigned spawned; /* processes it started during the window */
+	bool acted_on; /* a rung of this cycle was applied to it */
+	bool runnable; /* 'R' in /proc/PID/stat now */
+	bool signal_pending; /* the signal of its last rung was seen pending in the window */
+	bool app_judged; /* its app has a complete window */
+	bool app_busy; /* and that window was busy */
+};
+/*
+ * Pure: the task's verdict.  An idle forker (two or more processes started in the
+ * window) of a busy app is busy: its children are too short-lived to be caught.  A task
+ * acted on and starved since (no complete window), runnable, of an app judged busy is
+ * busy: that want is its own (a SIGTERM it ignores, starved at the idle class).  A busy
+ * task acted on whose signal was pending in the window is unknown: what it wanted the
+ * CPU for was to take the signal (a notified task starved before its handler ran).
+ */
+enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w);
+
 #endif

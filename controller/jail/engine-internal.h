@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the jail engine's files share (private to controller/jail/): engine.c (tasks,
+ * the quiesce and the restore), membership.c (who is in the jail: placing, exec
+ * matching, resync from /proc and cgroup.procs) and restart.c (the state file a
+ * restarted daemon undoes).
+ */
+#ifndef QJ_ENGINE_INTERNAL_H
+#define QJ_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "engine.h"
+#include "killlog.h"
+#include "ladder.h"
+#include "policy.h"
+#include "proc.h"
+#include "procmon.h"
+#include "sampler.h"
+#include "util.h"
+
+#define STATE_FILE "jail-state.json"
+/* How soon to look again after a stop, kill or freeze: they take effect at once. */
+#define CONFIRM_USEC (10 * USEC_PER_MSEC)
+/* How long a process acted on in a cycle is followed after the restore. */
+#define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
+#define MAX_FOLLOW 1024
+/* Processes that consented to the notify rung through libqosjail, at most. */
+#define MAX_CONSENTS 4096
+/* Pids a group action's kill-log record lists (its task count is exact). */
+#define GROUP_PIDS_MAX 32
+
+/*
+ * A process acted on in a cycle, followed until it exits or FOLLOW_AFTER_USEC
+ * after the restore: a death the daemon caused (a SIGXCPU handler that
+ * re-raises it, a program that dies when continued) is logged with its
+ * signal, from the exit event.
+ */
+struct follow {
+	pid_t pid;
+	int pidfd;
+	uint64_t cycle;
+	uint64_t until_usec; /* USEC_INFINITY while its cycle runs */
+	char *app;
+	char comm[64];
+	char *exe;
+	uid_t uid;
+	const char *after; /* the last action taken on it */
+	int exit_code;
+	bool have_code;
+};
+
+/* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
+struct consent {
+	pid_t pid;
+	int pidfd;
+	uint64_t start_time;
+};
+
+struct slack {
+	pid_t tid;
+	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
+	uint64_t old_ns;
+};
+
+struct task {
+	pid_t pid;
+	int pidfd;
+	uint64_t start_time;
+	char *app;
+	char comm[64];
+	char *exe;
+	uid_t uid;
+	pid_t ppid;
+	unsigned spawned; /* new jailed processes it started in the current window */
+	bool catches_sigxcpu;
+	bool consents; /* asked for the notification itself */
+	struct qj_sample sample;
+	enum qj_task_activity activity;
+	unsigned seen; /* rescan generation */
+	bool gone;
+	bool stopped_by_us;
+	/*
+	 * The cycle sent it SIGSTOP: the restore continues it whatever state it
+	 * was last seen in (a stop seen "continued" may still take effect).
+	 */
+	bool sent_stop;
+	bool killed_by_us;
+	bool by_group; /* acted on by a group rung: the app's record covers it */
+	/* The signal of its last rung was still pending when its app's group window began. */
+	bool sig_pending_at_start;
+	/* When the signal of its last rung was last seen pending (not yet taken). */
+	uint64_t sig_seen_usec;
+	/* The last action, logged once its outcome is known. */
+	int rung;
+	uint64_t applied_usec;
+	uint64_t applied_realtime_usec;
+	bool pending;
+	const char *pending_reason;
+	uint64_t pending_cpu_ms;
+	uint64_t pending_window_ms;
+	struct slack *slack;
+	size_t n_slack;
+};
+
+struct app_state {
+	char *name;
+	unsigned strikes; /* before the current cycle */
+	bool struck; /* escalated past a notification in the current cycle */
+	bool frozen_by_us;
+	/* Group demand (cpu.stat usage + cpu.pressure stall) over the last window. */
+	bool have_base;
+	uint64_t t0_usec;
+	uint64_t base_usec;
+	uint64_t base_stall_usec;
+	bool busy;
+	bool judged; /* busy comes from a whole window begun after the app's last action */
+	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
+	uint64_t last_cpu_ms, last_window_ms;
+	/* Per step: what its tasks say. */
+	bool explained; /* a task of it is busy and on the per-task ladder */
+	unsigned new_tasks; /* tasks of it the last rescan found */
+	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
+	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
+	int g_rung; /* -1 none */
+	uint64_t g_applied_usec;
+	uint64_t g_applied_realtime_usec;
+	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
+	bool g_pending; /* its record waits for the outcome */
+	unsigned g_n; /* tasks the group action reached */
+	pid_t g_pids[GROUP_PIDS_MAX];
+	uint64_t g_cpu_ms, g_window_ms;
+	/* Why the quiesce waits for it, for status and explain ("" when it does not). */
+	char holding[96];
+	uint64_t holding_next_usec;
+};
+
+struct qj_engine {
+	const struct qj_policy *p;
+	struct qj_killlog *log;
+	char *state_file;
+	struct qj_cgroup *cg;
+	struct qj_procmon *pm;
+
+	struct app_state *apps;
+	size_t n_apps;
+
+	bool quiescing;
+	uint64_t cycle;
+	uint64_t begin_usec;
+	uint64_t quiesced_usec;
+	unsigned generation;
+	struct task *tasks; /* sorted by pid */
+	size_t n_tasks;
+	unsigned n_actions;
+	unsigned n_killed;
+	unsigned n_stopped_cycle;
+	uint64_t jail_usage_begin;
+	bool state_dirty; /* undo state changed since the last save_state() */
+	unsigned resyncs;
+
+	struct follow *follows;
+	size_t n_follows;
+
+	struct consent *consents;
+	size_t n_consents;
+	bool watch_dirty; /* the follow list changed: update the exit-event filter */
+};
+
+/* engine.c */
+/* qsort() order of the tracked tasks: by pid. */
+int qj_eng_cmp_task(const void *a, const void *b);
+struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name);
+int qj_eng_send_signal(struct task *t, int sig);
+void qj_eng_task_done(struct task *t);
+void qj_eng_follow_prune(struct qj_engine *e, uint64_t now);
+void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev);
+struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid);
+int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now,
+		    struct task *ret);
+void qj_eng_mark_gone(struct qj_engine *e, struct task *t);
+bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t);
+void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+
+/* membership.c */
+/* The proc connector callback: exec matching, exits of followed processes. */
+int qj_eng_on_event(const struct qj_proc_event *ev, void *ud);
+const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name);
+int qj_eng_rescan(struct qj_engine *e, uint64_t now);
+
+/* restart.c */
+int qj_eng_save_state(struct qj_engine *e);
+int qj_eng_cont_if_same(pid_t pid, uint64_t start_time);
+int qj_eng_load_and_undo_state(struct qj_engine *e);
+int qj_eng_sweep_jail(struct qj_engine *e);
+
+#endif

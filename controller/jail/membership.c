@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Who is in the jail: placing processes, the app of a pid, exec matching from the
+ * proc connector's events, and the resync from /proc and cgroup.procs when events
+ * were lost.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "engine.h"
+#include "escape.h"
+#include "killlog.h"
+#include "ladder.h"
+#include "log.h"
+#include "policy.h"
+#include "proc.h"
+#include "procmon.h"
+#include "sampler.h"
+#include "util.h"
+
+#include "engine-internal.h"
+
+const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name)
+{
+	const struct qj_app *a = qj_policy_find_app(e->p, name);
+
+	return a && a->trust == QJ_TRUST_JAILED ? a : NULL;
+}
+
+int qj_engine_place(struct qj_engine *e, const char *app, pid_t pid)
+{
+	int r;
+
+	if (!qj_eng_jailed_app(e, app))
+		return -ENOENT;
+	if (pid <= 0)
+		return -EINVAL;
+	r = qj_cgroup_app_create(e->cg, app);
+	if (r < 0)
+		return r;
+	r = qj_cgroup_place(e->cg, app, pid);
+	if (r == -ESRCH || r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return r;
+	log_debug("Placed %d in app %s", pid, app);
+	return 0;
+}
+
+int qj_engine_open_cgroup(struct qj_engine *e, const char *app, int *ret_fd)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd;
+
+	if (!qj_eng_jailed_app(e, app))
+		return -ENOENT;
+	p = qj_cgroup_app_path(e->cg, app);
+	if (!p)
+		return -ENOMEM;
+	fd = open(p, O_DIRECTORY | O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
+int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
+{
+	_cleanup_free_ char *name = NULL;
+	struct app_state *a;
+	int r;
+
+	r = qj_cgroup_app_of_pid(e->cg, pid, &name);
+	if (r <= 0)
+		return r;
+	a = qj_eng_app_state(e, name);
+	if (!a)
+		return -ENOMEM;
+	if (ret_app)
+		*ret_app = a->name;
+	return 1;
+}
+
+/* Classifies a process that exec'd; places it when a jailed app matches. */
+static int classify(struct qj_engine *e, pid_t pid)
+{
+	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
+	const struct qj_app *a;
+	struct qj_proc_status ps;
+	int r;
+
+	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
+	    qj_proc_status_read(pid, &ps) < 0)
+		return 0; /* gone already */
+	a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+	if (!a || a->trust != QJ_TRUST_JAILED)
+		return 0;
+	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	if (r != 0)
+		return 0; /* jailed already (or gone) */
+	r = qj_engine_place(e, a->name, pid);
+	if (r == -ESRCH)
+		return 0;
+	if (r < 0)
+		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
+	return 1;
+}
+
+int qj_eng_on_event(const struct qj_proc_event *ev, void *ud)
+{
+	struct qj_engine *e = ud;
+
+	if (ev->what == QJ_PROC_EXIT) {
+		qj_eng_on_exit_event(e, ev);
+		return 0;
+	}
+	if (ev->pid != ev->tgid) /* a thread exec'd: its process is what we place */
+		return 0;
+	return classify(e, ev->tgid);
+}
+
+/* Events were lost: reclassify every process and re-read the jail's membership. */
+static int resync(struct qj_engine *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int r;
+
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid <= 1)
+			continue;
+		r = classify(e, pid);
+		if (r == -ENOMEM) {
+			closedir(d);
+			return r;
+		}
+	}
+	closedir(d);
+	if (e->quiescing)
+		return qj_eng_rescan(e, now_usec(CLOCK_MONOTONIC));
+	return 0;
+}
+
+int qj_engine_on_procmon(struct qj_engine *e)
+{
+	int r;
+
+	if (!e->pm)
+		return 0;
+	r = qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
+	if (r == -ENOBUFS) {
+		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
+		/* Drain what is queued after the overrun before the full scan. */
+		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
+		e->resyncs++;
+		r = resync(e);
+	}
+	qj_eng_follow_prune(e, now_usec(CLOCK_MONOTONIC));
+	return r;
+}
+
+/*
+ * qj_eng_add_task()'s error @r for @pid as the quiesce step must see it: 0 when the
+ * task is no longer ours to track (exited, or moved out of the jail since the
+ * listing), else @r.  EMFILE or ENOSYS (no pidfd_open) leave a jailed task
+ * unwatched: the step must fail rather than report a quiet jail (fail closed,
+ * retried with backoff).
+ */
+static int untrackable(int r, pid_t pid, const char *app)
+{
+	if (r == -ESRCH || r == -ENOENT)
+		return 0;
+	log_warning_errno(r, "Cannot track %d in %s: %m", pid, app);
+	return r;
+}
+
+static void app_new_task(struct qj_engine *e, const char *app)
+{
+	struct app_state *a = qj_eng_app_state(e, app);
+
+	if (a)
+		a->new_tasks++;
+}
+
+int qj_eng_rescan(struct qj_engine *e, uint64_t now)
+{
+	char **apps = NULL;
+	struct task *added = NULL;
+	size_t n_added = 0;
+	int r, untracked = 0;
+
+	e->generation++;
+	r = qj_cgroup_list_apps(e->cg, &apps);
+	if (r < 0)
+		return r;
+	for (char **a = apps; *a && r >= 0; a++) {
+		pid_t *pids = NULL;
+		size_t k = 0;
+
+		r = qj_cgroup_app_pids(e->cg, *a, &pids, &k);
+		if (r == -ENOENT) {
+			r = 0;
+			continue;
+		}
+		for (size_t i = 0; i < k && r >= 0; i++) {
+			struct task *t = qj_eng_find_task(e, pids[i]);
+			struct task *na;
+
+			if (t && !t->gone) {
+				t->seen = e->generation;
+				continue;
+			}
+			if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
+				/* Killed and still dying: the same process, not a new task. */
+				t->seen = e->generation;
+				continue;
+			}
+			if (t) {
+				/* A dead task's PID reused inside the jail: a new task. */
+				struct task fresh;
+
+				r = qj_eng_add_task(e, *a, pids[i], now, &fresh);
+				if (r == 0) {
+					qj_eng_task_done(t);
+					*t = fresh;
+					app_new_task(e, *a);
+				} else if (r != -ENOMEM) {
+					r = untrackable(r, pids[i], *a); /* logs each one */
+					untracked = untracked ?: r;
+					r = 0;
+				}
+				continue;
+			}
+			na = realloc(added, (n_added + 1) * sizeof(*added));
+			if (!na) {
+				r = -ENOMEM;
+				break;
+			}
+			added = na;
+			r = qj_eng_add_task(e, *a, pids[i], now, &added[n_added]);
+			if (r == 0) {
+				n_added++;
+				app_new_task(e, *a);
+			} else if (r != -ENOMEM) {
+				r = untrackable(r, pids[i], *a); /* logs each one */
+				untracked = untracked ?: r;
+				r = 0;
+			}
+		}
+		free(pids);
+	}
+	qj_strv_free(apps);
+
+	if (n_added > 0 && r >= 0) {
+		struct task *nt = realloc(e->tasks, (e->n_tasks + n_added) * sizeof(*nt));
+
+		if (!nt) {
+			r = -ENOMEM;
+		} else {
+			e->tasks = nt;
+			memcpy(e->tasks + e->n_tasks, added, n_added * sizeof(*added));
+			e->n_tasks += n_added;
+			qsort(e->tasks, e->n_tasks, sizeof(*e->tasks), qj_eng_cmp_task);
+			/* Credit parents: a forker is as busy as the children it starts. */
+			for (size_t i = 0; i < n_added; i++) {
+				struct task *parent = qj_eng_find_task(e, added[i].ppid);
+
+				if (parent && !parent->gone &&
+				    strcmp(parent->app, added[i].app) == 0)
+					parent->spawned++;
+			}
+			n_added = 0;
+		}
+	}
+	for (size_t i = 0; i < n_added; i++)
+		qj_eng_task_done(&added[i]);
+	free(added);
+
+	/* Not listed any more: exited, or moved out of the jail by someone. */
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+
+		if (t->gone || t->seen == e->generation)
+			continue;
+		if (!qj_pidfd_exited(t->pidfd) && (t->stopped_by_us || t->sent_stop))
+			(void)qj_eng_send_signal(t, SIGCONT); /* left the jail: not ours to hold */
+		qj_eng_mark_gone(e, t);
+	}
+	return r < 0 ? r : untracked;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The demand verdicts of busy detection (jail/sampler.c): an app's window, a task's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sampler.h"
+#include "util.h"
+
+#define W (1000 * USEC_PER_MSEC)
+
+static void test_demand_app_busy(void **state)
+{
+	static const struct {
+		const char *what;
+		struct qj_app_window w;
+		uint64_t demand;
+		bool busy;
+	} cases[] = {
+		{ "idle", { .used_usec = 10000, .window_usec = W }, 10000, false },
+		{ "busy on CPU time alone", { .used_usec = 60000, .window_usec = W }, 60000, true },
+		{ "threshold is exclusive", { .used_usec = 50000, .window_usec = W }, 50000, false },
+		{ "stall counts: starved at the idle class, it still wants the CPU",
+		  { .used_usec = 10000, .stalled_usec = 45000, .window_usec = W },
+		  55000,
+		  true },
+		{ "an excused stall does not count (our signal not yet taken)",
+		  { .used_usec = 10000,
+		    .stalled_usec = 45000,
+		    .stall_excused = true,
+		    .window_usec = W },
+		  10000,
+		  false },
+		{ "an empty window is never busy", { .used_usec = 60000 }, 60000, false },
+		{ "no overflow",
+		  { .used_usec = UINT64_MAX, .stalled_usec = 5, .window_usec = W },
+		  UINT64_MAX,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t demand = 0;
+
+		print_message("%s\n", cases[i].what);
+		assert_int_equal(qj_demand_app_busy(&cases[i].w, 0.05, &demand), cases[i].busy);
+		assert_int_equal(demand, cases[i].demand);
+	}
+}
+
+static void test_demand_task_verdict(void **state)
+{
+	static const struct {
+		const char *what;
+		struct qj_task_window w;
+		enum qj_task_activity want;
+	} cases[] = {
+		{ "busy stays busy", { .activity = QJ_TASK_BUSY }, QJ_TASK_BUSY },
+		{ "idle stays idle", { .activity = QJ_TASK_IDLE, .app_busy = true }, QJ_TASK_IDLE },
+		{ "idle forker of a busy app is busy",
+		  { .activity = QJ_TASK_IDLE, .spawned = 2, .app_judged = true, .app_busy = true },
+		  QJ_TASK_BUSY },
+		{ "one child is not a forker",
+		  { .activity = QJ_TASK_IDLE, .spawned = 1, .app_judged = true, .app_busy = true },
+		  QJ_TASK_IDLE },
+		{ "a forker of a quiet app is idle",
+		  { .activity = QJ_TASK_IDLE, .spawned = 50, .app_judged = true },
+		  QJ_TASK_IDLE },
+		{ "acted on, starved, runnable, app busy: busy",
+		  { .activity = QJ_TASK_UNKNOWN,
+		    .acted_on = true,
+		    .runnable = true,
+		    .app_judged = true,
+		    .app_busy = true },
+		  QJ_TASK_BUSY },
+		{ "starved but sleeping: unknown",
+		  { .activity = QJ_TASK_UNKNOWN,
+		    .acted_on = true,
+		    .app_judged = true,
+		    .app_busy = true },
+		  QJ_TASK_UNKNOWN },
+		{ "starved, never acted on: unknown",
+		  { .activity = QJ_TASK_UNKNOWN,
+		    .runnable = true,
+		    .app_judged = true,
+		    .app_busy = true },
+		  QJ_TASK_UNKNOWN },
+		{ "app not judged yet: unknown",
+		  { .activity = QJ_TASK_UNKNOWN,
+		    .acted_on = true,
+		    .runnable = true,
+		    .app_busy = true },
+		  QJ_TASK_UNKNOWN },
+		{ "busy, acted on, its signal pending in the window: unknown",
+		  { .activity = QJ_TASK_BUSY, .acted_on = true, .signal_pending = true },
+		  QJ_TASK_UNKNOWN },
+		{ "busy with a signal pending, never acted on: busy",
+		  { .activity = QJ_TASK_BUSY, .signal_pending = true },
+		  QJ_TASK_BUSY },
+		{ "stopped stays stopped",
+		  { .activity = QJ_TASK_STOPPED,
+		    .spawned = 3,
+		    .acted_on = true,
+		    .app_judged = true,
+		    .app_busy = true },
+		  QJ_TASK_STOPPED },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		print_message("%s\n", cases[i].what);
+		assert_int_equal(qj_demand_task_verdict(&cases[i].w), cases[i].want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_demand_app_busy),
+		cmocka_unit_test(test_demand_task_verdict),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
