@@ -107,6 +107,8 @@ struct task {
 	bool sig_pending_at_start;
 	/* When the signal of its last rung was last seen pending (not yet taken). */
 	uint64_t sig_seen_usec;
+	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
+	bool notified;
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -927,6 +929,19 @@ static int rescan(struct qj_engine *e, uint64_t now);
 static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
 static bool task_signal_pending(struct qj_engine *e, struct task *t);
 
+/*
+ * Was @t notified (SIGXCPU) and has not blocked since, within the rung's grace
+ * and two sample windows?  A task that listens winds down in that time; a
+ * starved one may need all of it to run its handler and reach its blocking call.
+ */
+static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now)
+{
+	return t->notified && !t->gone && t->rung >= 0 &&
+	       e->p->rungs[t->rung].action == QJ_ACTION_SIGXCPU &&
+	       now < t->applied_usec + e->p->rungs[t->rung].grace_usec +
+			       2 * e->p->sample_window_usec;
+}
+
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
 {
@@ -1315,7 +1330,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
 	enum qj_task_activity act;
-	uint64_t window_t0;
+	uint64_t window_t0, cpu_base_ns;
 	int r;
 
 	if (t->gone)
@@ -1408,7 +1423,10 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	if (t->rung >= 0 && !t->killed_by_us && task_signal_pending(e, t))
 		t->sig_seen_usec = now;
+	else if (t->notified && st.state != 'R')
+		t->notified = false; /* took the notification and blocked */
 	window_t0 = t->sample.t0_usec;
+	cpu_base_ns = t->sample.base.cpu_ns;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
@@ -1434,7 +1452,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 * SIGTERM it ignores, starved at the idle class).
 		 */
 		if (act == QJ_TASK_UNKNOWN && t->rung >= 0 && st.state == 'R' && a && a->judged &&
-		    a->busy)
+		    a->busy && !notify_wait(e, t, now))
 			act = QJ_TASK_BUSY;
 		/*
 		 * Its signal was still pending in this window: what it waited
@@ -1442,6 +1460,15 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 * handler ran).  Judged on the next window.
 		 */
 		if (act == QJ_TASK_BUSY && t->rung >= 0 && t->sig_seen_usec >= window_t0)
+			act = QJ_TASK_UNKNOWN;
+		/*
+		 * Notified and not blocked since, within the rung's grace and
+		 * two windows: a wait after the handler (starved before it
+		 * reached its blocking call) is not demand; its CPU alone is.
+		 */
+		if (act == QJ_TASK_BUSY && notify_wait(e, t, now) &&
+		    !qj_sample_is_busy(t->sample.base.cpu_ns - cpu_base_ns,
+				       t->sample.last_window_usec, e->p->busy_threshold))
 			act = QJ_TASK_UNKNOWN;
 		t->spawned = 0;
 		t->activity = act;
@@ -1475,6 +1502,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	switch (action) {
 	case QJ_ACTION_SIGXCPU:
 		r = send_signal(t, SIGXCPU);
+		t->notified = r == 0;
 		break;
 	case QJ_ACTION_SIGSTOP:
 		r = send_signal(t, SIGSTOP);
@@ -1678,14 +1706,14 @@ static void group_wait_base(struct qj_engine *e, struct app_state *a)
  * which a task acted on waited to take its signal (pending at the start or at
  * the end) is judged by the group's CPU use alone (docs/decisions.md).
  */
-static bool group_stall_excused(struct qj_engine *e, struct app_state *a)
+static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
 		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
 			continue;
-		if (t->sig_pending_at_start || task_signal_pending(e, t))
+		if (t->sig_pending_at_start || task_signal_pending(e, t) || notify_wait(e, t, now))
 			return true;
 	}
 	return false;
@@ -1731,7 +1759,7 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
 			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
 									0;
-			bool excused = stalled > 0 && group_stall_excused(e, a);
+			bool excused = stalled > 0 && group_stall_excused(e, a, now);
 
 			if (!excused)
 				used += stalled;
