@@ -109,6 +109,7 @@ struct task {
 	uint64_t sig_seen_usec;
 	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
 	bool notified;
+	uint64_t notify_cpu_ns; /* its CPU when notified */
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;
@@ -930,16 +931,19 @@ static void group_restart(struct qj_engine *e, struct app_state *a, uint64_t now
 static bool task_signal_pending(struct qj_engine *e, struct task *t);
 
 /*
- * Was @t notified (SIGXCPU) and has not blocked since, within the rung's grace
- * and two sample windows?  A task that listens winds down in that time; a
- * starved one may need all of it to run its handler and reach its blocking call.
+ * Was @t notified (SIGXCPU) and has not blocked since, nor used a busy
+ * window's worth of CPU?  A task that listens winds down with microseconds of
+ * CPU; starved at the idle class on a loaded host it may wait seconds to get
+ * them.  Not a time limit, then, but a CPU budget: one that spins on instead
+ * spends it and is judged as any other (the quiesce bound still holds).
  */
 static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now)
 {
+	(void)now;
 	return t->notified && !t->gone && t->rung >= 0 &&
 	       e->p->rungs[t->rung].action == QJ_ACTION_SIGXCPU &&
-	       now < t->applied_usec + e->p->rungs[t->rung].grace_usec +
-			       2 * e->p->sample_window_usec;
+	       !qj_sample_is_busy(t->sample.base.cpu_ns - t->notify_cpu_ns,
+				  e->p->sample_window_usec, e->p->busy_threshold);
 }
 
 /* Events were lost: reclassify every process and re-read the jail's membership. */
@@ -1558,6 +1562,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	t->activity = QJ_TASK_UNKNOWN;
 	if (qj_proc_stat_read(t->pid, &st) == 0)
 		(void)qj_sample_restart(&t->sample, &st, now);
+	t->notify_cpu_ns = t->sample.base.cpu_ns;
 	return 1;
 }
 

@@ -696,8 +696,8 @@ static void test_deferred_hold_reader_gone(void **state)
 	assert_true(harness_wait_state(h, "suspending", 5000));
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
-	/* The dry-run suspend ends after 1.5 s: the deferred reply is sent then. */
-	(void)harness_wait_int(h, "suspends", 1, 5000);
+	/* The dry-run suspend ends after 5 s: the deferred reply is sent then. */
+	(void)harness_wait_int(h, "suspends", 1, 30000);
 	msleep(100);
 	j = harness_status(h);
 	if (!j) {
@@ -820,7 +820,7 @@ int main(void)
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup_peer,
 						harness_teardown),
-		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup,
+		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup_peer,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_notify_consent_through_library, setup_consent,
 						harness_teardown),
