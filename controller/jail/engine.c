@@ -935,13 +935,15 @@ static bool task_signal_pending(struct qj_engine *e, struct task *t);
  * window's worth of CPU?  A task that listens winds down with microseconds of
  * CPU; starved at the idle class on a loaded host it may wait seconds to get
  * them.  Not a time limit, then, but a CPU budget: one that spins on instead
- * spends it and is judged as any other (the quiesce bound still holds).
+ * spends it and is judged as any other.  Past half the quiesce bound a starved
+ * one is judged as any other too, so the cycle still ends within the bound.
  */
 static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now)
 {
-	(void)now;
+	/* Past half the quiesce's bound the ladder goes on: it must end in time. */
 	return t->notified && !t->gone && t->rung >= 0 &&
 	       e->p->rungs[t->rung].action == QJ_ACTION_SIGXCPU &&
+	       now < e->begin_usec + qj_policy_quiesce_bound_usec(e->p) / 2 &&
 	       !qj_sample_is_busy(t->sample.base.cpu_ns - t->notify_cpu_ns,
 				  e->p->sample_window_usec, e->p->busy_threshold);
 }
