@@ -94,6 +94,9 @@ struct task {
 	bool sig_pending_at_start;
 	/* When the signal of its last rung was last seen pending (not yet taken). */
 	uint64_t sig_seen_usec;
+	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
+	bool notified;
+	uint64_t notify_cpu_ns; /* its CPU when notified */
 	/* The last action, logged once its outcome is known. */
 	int rung;
 	uint64_t applied_usec;

@@ -672,6 +672,23 @@ static bool exited(int r, const struct task *t)
 }
 
 /*
+ * Was @t notified (SIGXCPU) and has not blocked since, nor used a busy
+ * window's worth of CPU?  A task that listens winds down with microseconds of
+ * CPU; starved at the idle class on a loaded host it may wait seconds to get
+ * them.  Not a time limit, then, but a CPU budget: one that spins on instead
+ * spends it and is judged as any other.  Past half the quiesce bound a starved
+ * one is judged as any other too, so the cycle still ends within the bound.
+ */
+static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now)
+{
+	return t->notified && !t->gone && t->rung >= 0 &&
+	       e->p->rungs[t->rung].action == QJ_ACTION_SIGXCPU &&
+	       now < e->begin_usec + qj_policy_quiesce_bound_usec(e->p) / 2 &&
+	       !qj_sample_is_busy(t->sample.base.cpu_ns - t->notify_cpu_ns,
+				  e->p->sample_window_usec, e->p->busy_threshold);
+}
+
+/*
  * Updates t->activity from /proc and the sample window.  Fails closed: any
  * error other than the task having exited is returned, and the step fails
  * rather than take an unreadable task for a quiet one.
@@ -681,7 +698,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
 	enum qj_task_activity act;
-	uint64_t window_t0;
+	uint64_t window_t0, cpu_base_ns;
 	int r;
 
 	if (t->gone)
@@ -774,7 +791,10 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	if (t->rung >= 0 && !t->killed_by_us && qj_eng_task_signal_pending(e, t))
 		t->sig_seen_usec = now;
+	else if (t->notified && st.state != 'R')
+		t->notified = false; /* took the notification and blocked */
 	window_t0 = t->sample.t0_usec;
+	cpu_base_ns = t->sample.base.cpu_ns;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
 			      t->rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
@@ -795,6 +815,10 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 			.signal_pending = t->sig_seen_usec >= window_t0,
 			.app_judged = a && a->judged,
 			.app_busy = a && a->busy,
+			.notify_waiting = notify_wait(e, t, now),
+			.own_cpu_busy = qj_sample_is_busy(t->sample.base.cpu_ns - cpu_base_ns,
+							  t->sample.last_window_usec,
+							  e->p->busy_threshold),
 		});
 		t->spawned = 0;
 		t->activity = act;
@@ -828,6 +852,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	switch (action) {
 	case QJ_ACTION_SIGXCPU:
 		r = qj_eng_send_signal(t, SIGXCPU);
+		t->notified = r == 0;
 		break;
 	case QJ_ACTION_SIGSTOP:
 		r = qj_eng_send_signal(t, SIGSTOP);
@@ -883,6 +908,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	t->activity = QJ_TASK_UNKNOWN;
 	if (qj_proc_stat_read(t->pid, &st) == 0)
 		(void)qj_sample_restart(&t->sample, &st, now);
+	t->notify_cpu_ns = t->sample.base.cpu_ns;
 	return 1;
 }
 
@@ -1031,14 +1057,15 @@ static void group_wait_base(struct qj_engine *e, struct app_state *a)
  * which a task acted on waited to take its signal (pending at the start or at
  * the end) is judged by the group's CPU use alone (docs/decisions.md).
  */
-static bool group_stall_excused(struct qj_engine *e, struct app_state *a)
+static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
 		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
 			continue;
-		if (t->sig_pending_at_start || qj_eng_task_signal_pending(e, t))
+		if (t->sig_pending_at_start || qj_eng_task_signal_pending(e, t) ||
+		    notify_wait(e, t, now))
 			return true;
 	}
 	return false;
@@ -1084,7 +1111,7 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
 			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
 									0;
-			bool excused = stalled > 0 && group_stall_excused(e, a);
+			bool excused = stalled > 0 && group_stall_excused(e, a, now);
 
 			a->busy = qj_demand_app_busy(
 				&(struct qj_app_window){ .used_usec = used,

@@ -31,9 +31,12 @@ enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w)
 
 	if (act == QJ_TASK_IDLE && w->spawned >= 2 && w->app_busy)
 		act = QJ_TASK_BUSY;
-	if (act == QJ_TASK_UNKNOWN && w->acted_on && w->runnable && w->app_judged && w->app_busy)
+	if (act == QJ_TASK_UNKNOWN && w->acted_on && w->runnable && w->app_judged && w->app_busy &&
+	    !w->notify_waiting)
 		act = QJ_TASK_BUSY;
 	if (act == QJ_TASK_BUSY && w->acted_on && w->signal_pending)
+		act = QJ_TASK_UNKNOWN;
+	if (act == QJ_TASK_BUSY && w->notify_waiting && !w->own_cpu_busy)
 		act = QJ_TASK_UNKNOWN;
 	return act;
 }

@@ -94,6 +94,9 @@ struct qj_task_window {
 	bool signal_pending; /* the signal of its last rung was seen pending in the window */
 	bool app_judged; /* its app has a complete window */
 	bool app_busy; /* and that window was busy */
+	/* Notified (SIGXCPU), not blocked since, within its CPU budget and half the bound. */
+	bool notify_waiting;
+	bool own_cpu_busy; /* its CPU alone, without the wait, was busy over the window */
 };
 /*
  * Pure: the task's verdict.  An idle forker (two or more processes started in the
@@ -101,7 +104,9 @@ struct qj_task_window {
  * acted on and starved since (no complete window), runnable, of an app judged busy is
  * busy: that want is its own (a SIGTERM it ignores, starved at the idle class).  A busy
  * task acted on whose signal was pending in the window is unknown: what it wanted the
- * CPU for was to take the signal (a notified task starved before its handler ran).
+ * CPU for was to take the signal (a notified task starved before its handler ran).  A
+ * notified task still winding down is judged by its CPU alone, not by its wait, and
+ * does not borrow its app's verdict.
  */
 enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w);
 

@@ -69,6 +69,35 @@ static const char policy_stuck[] = "version: 1\n"
 				   "  - name: stuck\n"
 				   "    match: { exe: \"/nonexistent/stuck\" }\n";
 
+/*
+ * As policy_jail, with the jail at its normal CPU class while suspending: the
+ * jailed peer must run to send its hold during the dry run, and at the idle class
+ * beside a loaded machine's work it got no CPU until after the resume.
+ */
+static const char policy_peer[] = "version: 1\n"
+				  "suspend:\n"
+				  "  backend: dry-run\n"
+				  "  idle_delay: 1h\n"
+				  "  dry_run_length: 5s\n"
+				  "jail:\n"
+				  "  cgroup: @CG@\n"
+				  "  cpu_cgroup: @CPU@\n"
+				  "  cpu_idle: false\n"
+				  "  busy_threshold: 20%\n"
+				  "  sample_window: 300ms\n"
+				  "escalation:\n"
+				  "  ladder:\n"
+				  "    - { action: SIGSTOP, grace: 1h }\n"
+				  "apps:\n"
+				  "  - name: peer\n"
+				  "    match: { exe: \"/nonexistent/peer\" }\n"
+				  "    holds: { max: 2 }\n";
+
+static int setup_peer(void **state)
+{
+	return harness_setup(state, policy_peer);
+}
+
 /* A notify rung first, and an app whose policy does not consent to it. */
 static const char policy_consent[] = "version: 1\n"
 				     "suspend:\n"
@@ -591,7 +620,7 @@ static void test_jailed_peer_hold_waits_for_resume(void **state)
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_place(c, "peer", pid), 0);
 
-	/* Suspending (dry-run, 1.5 s): the jailed peer's nonblocking hold gets EAGAIN... */
+	/* Suspending (dry-run, 5 s): the jailed peer's nonblocking hold gets EAGAIN... */
 	assert_int_equal(qj_suspend(c), 0);
 	assert_true(harness_wait_state(h, "suspending", 5000));
 	assert_int_equal(write(go[1], "n", 1), 1);
@@ -667,8 +696,8 @@ static void test_deferred_hold_reader_gone(void **state)
 	assert_true(harness_wait_state(h, "suspending", 5000));
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &b, 1), 1);
-	/* The dry-run suspend ends after 1.5 s: the deferred reply is sent then. */
-	(void)harness_wait_int(h, "suspends", 1, 5000);
+	/* The dry-run suspend ends after 5 s: the deferred reply is sent then. */
+	(void)harness_wait_int(h, "suspends", 1, 30000);
 	msleep(100);
 	j = harness_status(h);
 	if (!j) {
@@ -789,9 +818,9 @@ int main(void)
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_status_names_app_holding_quiesce, setup_stuck,
 						harness_teardown),
-		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup,
+		cmocka_unit_test_setup_teardown(test_jailed_peer_hold_waits_for_resume, setup_peer,
 						harness_teardown),
-		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup,
+		cmocka_unit_test_setup_teardown(test_deferred_hold_reader_gone, setup_peer,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_notify_consent_through_library, setup_consent,
 						harness_teardown),

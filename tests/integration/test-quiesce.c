@@ -62,6 +62,17 @@ static bool dead_or_dying(pid_t pid)
 	return s == 0 || s == 'Z' || pending(pid, SIGKILL);
 }
 
+/*
+ * Until @pid blocks in its own call (the sleeper's read).  A fresh process
+ * starved before it gets there wants the CPU: judged busy, and rightly stopped.
+ */
+static void wait_blocked(pid_t pid)
+{
+	for (int i = 0; i < 3000 && itest_state(pid) != 'S'; i++)
+		usleep(10 * 1000);
+	assert_int_equal(itest_state(pid), 'S');
+}
+
 static void assert_log(struct itest *t, pid_t pid, const char *want)
 {
 	char got[512];
@@ -252,6 +263,7 @@ static void test_quiesce_loaded_host(void **state)
 	spinner = itest_spawn(t, "qj-spinner", "spinner", NULL, 0);
 	sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
 	assert_true(busy > 0 && polite > 0 && stubborn > 0 && spinner > 0 && sleeper > 0);
+	wait_blocked(sleeper);
 
 	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
 	assert_int_equal(itest_steps(t, 60 * USEC_PER_SEC), 1);
