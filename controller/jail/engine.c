@@ -1013,20 +1013,9 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 		return true;
 	if (t->gone || qj_proc_status_read(t->pid, &ps) < 0)
 		return false;
-	switch (e->p->rungs[t->rung].action) {
-	case QJ_ACTION_SIGXCPU:
-		mask = 1ULL << (SIGXCPU - 1);
-		break;
-	case QJ_ACTION_SIGSTOP:
-		mask = 1ULL << (SIGSTOP - 1);
-		break;
-	case QJ_ACTION_SIGTERM:
-	case QJ_ACTION_SIGKILL:
-		mask = (1ULL << (SIGTERM - 1)) | (1ULL << (SIGKILL - 1));
-		break;
-	default:
+	mask = qj_action_info(e->p->rungs[t->rung].action)->pending_mask;
+	if (!mask)
 		return false;
-	}
 	if ((ps.shdpnd | ps.sigpnd) & mask)
 		return true;
 	/* A group stop under way: one thread took the SIGSTOP, others wait to stop. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The rung-action table (see actions.h). */
+#include <signal.h>
 #include <string.h>
 #include <strings.h>
 
@@ -8,33 +9,40 @@
 
 /* Stops, kills and freezes show in /proc and cgroup.events at once. */
 #define CONFIRM_AT_ONCE_USEC (10 * USEC_PER_MSEC)
+#define SIGBIT(s) (1ULL << ((s)-1))
+/* A SIGTERM and a later SIGKILL both mean "dying": either pending is the same wait. */
+#define DEATH_SIGS (SIGBIT(SIGTERM) | SIGBIT(SIGKILL))
 
 static const struct qj_action_info actions[_QJ_ACTION_MAX] = {
 	[QJ_ACTION_SIGXCPU] = { .name = "SIGXCPU",
 				.old_log_name = "sigxcpu",
 				.default_rung_name = "notify",
 				.default_grace_usec = 2 * USEC_PER_SEC,
-				.needs_handler = true },
+				.needs_handler = true,
+				.pending_mask = SIGBIT(SIGXCPU) },
 	[QJ_ACTION_SIGSTOP] = { .name = "SIGSTOP",
 				.old_log_name = "sigstop",
 				.default_rung_name = "stop",
 				.default_grace_usec = 2 * USEC_PER_SEC,
 				.confirm_usec = CONFIRM_AT_ONCE_USEC,
 				.strike = true,
-				.group = true },
+				.group = true,
+				.pending_mask = SIGBIT(SIGSTOP) },
 	[QJ_ACTION_SIGTERM] = { .name = "SIGTERM",
 				.old_log_name = "sigterm",
 				.default_rung_name = "term",
 				.default_grace_usec = 3 * USEC_PER_SEC,
 				.strike = true,
-				.group = true },
+				.group = true,
+				.pending_mask = DEATH_SIGS },
 	[QJ_ACTION_SIGKILL] = { .name = "SIGKILL",
 				.old_log_name = "sigkill",
 				.default_rung_name = "kill",
 				.default_grace_usec = 1 * USEC_PER_SEC,
 				.confirm_usec = CONFIRM_AT_ONCE_USEC,
 				.strike = true,
-				.group = true },
+				.group = true,
+				.pending_mask = DEATH_SIGS },
 	[QJ_ACTION_FREEZE] = { .name = "freeze",
 			       .default_rung_name = "freeze",
 			       .default_grace_usec = 2 * USEC_PER_SEC,

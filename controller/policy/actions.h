@@ -39,6 +39,8 @@ struct qj_action_info {
 	bool strike;
 	/* Has a form for the app's group as a whole (stop sweep, cgroup.freeze, cgroup.kill). */
 	bool group;
+	/* Signals (bit signo - 1) that, pending, say the task has yet to take it; 0: none. */
+	uint64_t pending_mask;
 };
 
 /* The entry of @a; NULL when @a is not an action. */

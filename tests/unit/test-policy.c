@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -231,6 +232,12 @@ static void test_action_table(void **state)
 	assert_true(qj_action_info(QJ_ACTION_SIGXCPU)->needs_handler);
 	assert_int_equal(qj_action_info(QJ_ACTION_SIGTERM)->confirm_usec, 0);
 	assert_true(qj_action_info(QJ_ACTION_SIGKILL)->confirm_usec > 0);
+	/* Each signal rung's own signal, pending, is the wait the engine excuses. */
+	assert_true(qj_action_info(QJ_ACTION_SIGXCPU)->pending_mask & (1ULL << (SIGXCPU - 1)));
+	assert_true(qj_action_info(QJ_ACTION_SIGSTOP)->pending_mask & (1ULL << (SIGSTOP - 1)));
+	assert_true(qj_action_info(QJ_ACTION_SIGTERM)->pending_mask & (1ULL << (SIGTERM - 1)));
+	assert_true(qj_action_info(QJ_ACTION_SIGKILL)->pending_mask & (1ULL << (SIGKILL - 1)));
+	assert_int_equal(qj_action_info(QJ_ACTION_FREEZE)->pending_mask, 0);
 	assert_int_equal(qj_policy_new_default(&def), 0);
 	for (size_t i = 0; i < def->n_rungs; i++) {
 		const struct qj_action_info *a = qj_action_info(def->rungs[i].action);
