@@ -743,7 +743,17 @@ static void test_disk_full_daemon_status_and_gap(void **state)
 	assert_true(wait_kill_log_stat(fd->h, "unrecorded", zero, 5000));
 	assert_int_equal(kill_log_stat(fd->h, "lost"), lost);
 	until_continued(fd->h, fd->busy);
-	read_whole_lines(fd->log, &lines);
+	/* The restore continues the task, then writes the cycle's summary: wait for it. */
+	for (int i = 0;; i++) {
+		read_whole_lines(fd->log, &lines);
+		if (i == 500 ||
+		    (lines.n >= 3 &&
+		     strcmp(json_string_value(json_object_get(lines.recs[lines.n - 1], "action")),
+			    "summary") == 0))
+			break;
+		lines_done(&lines);
+		msleep(10);
+	}
 	assert_true(lines.n >= 3); /* gap, stop, summary */
 	assert_string_equal(json_string_value(json_object_get(lines.recs[0], "action")), "gap");
 	assert_int_equal(json_integer_value(json_object_get(lines.recs[0], "lost")), lost);
