@@ -12,6 +12,7 @@
 #include "log.h"
 
 static bool log_stderr = true;
+static bool log_starting;
 static int log_max_level = LOG_INFO;
 static const char *log_ident = "qosjail";
 static int journal_fd = -EBADF;
@@ -48,6 +49,11 @@ int qj_log_open_journal(const char *ident, const char *path, int max_level)
 	log_stderr = false;
 	log_max_level = max_level;
 	return 0;
+}
+
+void qj_log_set_starting(bool on)
+{
+	log_starting = on;
 }
 
 void qj_log_open(const char *ident, bool to_stderr, int max_level)
@@ -132,10 +138,14 @@ int qj_log_internal(int level, int error, const char *file, int line, const char
 			fprintf(stderr, "%s: %s (%s:%d)\n", log_ident, msg, file, line);
 		else
 			fprintf(stderr, "%s: %s\n", log_ident, msg);
-	} else if (journal_fd >= 0) {
-		journal_send(level, file, line, msg);
 	} else {
-		syslog(level, "%s", msg);
+		if (journal_fd >= 0)
+			journal_send(level, file, line, msg);
+		else
+			syslog(level, "%s", msg);
+		/* Under systemd stderr is the journal already (JOURNAL_STREAM): once is enough. */
+		if (log_starting && level <= LOG_ERR && !getenv("JOURNAL_STREAM"))
+			fprintf(stderr, "%s: %s\n", log_ident, msg);
 	}
 out:
 	errno = saved;

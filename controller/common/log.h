@@ -15,6 +15,11 @@ void qj_log_open(const char *ident, bool to_stderr, int max_level);
 /* Logs to the journal's native socket @path (the journal's own, or a test's); -errno. */
 int qj_log_open_journal(const char *ident, const char *path, int max_level);
 void qj_log_set_level(int max_level);
+/*
+ * While @on, errors also go to stderr when the log goes elsewhere: a daemon that fails
+ * to start, run by hand on a host without a journal or syslog, must still say why.
+ */
+void qj_log_set_starting(bool on);
 
 /* Logs at @level; "%m" expands to strerror(-error) when error != 0.  Returns -abs(error). */
 int qj_log_internal(int level, int error, const char *file, int line, const char *fmt, ...)

@@ -80,7 +80,9 @@ int main(int argc, char **argv)
 	if (!cfg.policy_path && access(DEFAULT_POLICY, F_OK) == 0)
 		cfg.policy_path = DEFAULT_POLICY;
 
+	qj_log_set_starting(true);
 	r = qj_daemon_new(&cfg, &d);
+	qj_log_set_starting(false);
 	if (r == -EINVAL)
 		return EXIT_INVALID;
 	if (r < 0)
