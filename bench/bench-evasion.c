@@ -174,22 +174,13 @@ static int measure(struct harness *h, const struct subject *s, uint64_t *ret_med
 			 h->dir);
 		setenv("QJ_RUN_CMD", cmd, 1);
 	} else if (s->cmd && strcmp(s->cmd, "chromium") == 0) {
-		FILE *f;
-
 		if (access("/usr/bin/chromium", X_OK) < 0)
 			return -ENOENT;
-		/* The page of integration/adversary's test_chromium: JavaScript and a worker spin. */
+		/* The page of integration/adversary's test_chromium. */
 		snprintf(mk, sizeof(mk), "%s/spin.html", h->dir);
-		f = fopen(mk, "we");
-		if (!f)
-			return -errno;
-		fputs("<!doctype html><title>spin</title><script>\n"
-		      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
-		      " {type: 'text/javascript'})));\n"
-		      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
-		      " setTimeout(spin, 10); }\nspin();\n</script>\n",
-		      f);
-		fclose(f);
+		r = itest_write_spin_page(mk);
+		if (r < 0)
+			return r;
 		snprintf(cmd, sizeof(cmd),
 			 "exec /usr/bin/chromium --headless=new --no-sandbox --disable-gpu "
 			 "--no-first-run --user-data-dir=%s/chromium file://%s >/dev/null 2>&1",

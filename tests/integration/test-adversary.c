@@ -417,7 +417,6 @@ static void test_chromium(void **state)
 	char page[256], cmd[1024], buf[8192];
 	struct bystanders b;
 	bool up = false;
-	FILE *f;
 
 	ITEST_REQUIRE(t);
 	if (access("/usr/bin/chromium", X_OK) < 0) {
@@ -427,15 +426,7 @@ static void test_chromium(void **state)
 		skip();
 	}
 	snprintf(page, sizeof(page), "%s/spin.html", t->tmpdir);
-	f = fopen(page, "we");
-	assert_non_null(f);
-	fputs("<!doctype html><title>spin</title><script>\n"
-	      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
-	      " {type: 'text/javascript'})));\n"
-	      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
-	      " setTimeout(spin, 10); }\nspin();\n</script>\n",
-	      f);
-	fclose(f);
+	assert_int_equal(itest_write_spin_page(page), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "exec /usr/bin/chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
 		 "--user-data-dir=%s/chromium --remote-debugging-port=%d file://%s "

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -466,6 +467,25 @@ int itest_log_count(struct itest *t, const char *action)
 	r = qj_killlog_read(fp, NULL, count_cb, &w);
 	fclose(fp);
 	return r < 0 ? r : w.count;
+}
+
+int itest_write_spin_page(const char *path)
+{
+	FILE *f = fopen(path, "we");
+	int r;
+
+	if (!f)
+		return -errno;
+	fputs("<!doctype html><title>spin</title><script>\n"
+	      "new Worker(URL.createObjectURL(new Blob(['for(;;){}'],"
+	      " {type: 'text/javascript'})));\n"
+	      "function spin() { const e = Date.now() + 40; while (Date.now() < e) {}"
+	      " setTimeout(spin, 10); }\nspin();\n</script>\n",
+	      f);
+	r = ferror(f) ? -EIO : 0;
+	if (fclose(f) < 0 && r == 0)
+		r = -errno;
+	return r;
 }
 
 int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret)

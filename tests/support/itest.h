@@ -81,6 +81,11 @@ int itest_log_count(struct itest *t, const char *action);
 int itest_log_count_app(struct itest *t, const char *app, const char *action);
 /* Records of @pid whose reason is @reason. */
 int itest_log_count_reason(struct itest *t, pid_t pid, const char *reason);
+/*
+ * Writes the page headless Chromium spins on (JavaScript in the page and in a worker) to
+ * @path, so the test and bench-evasion load the same page: 0, or a negative errno.
+ */
+int itest_write_spin_page(const char *path);
 /* usage_usec of app @app's cgroup2 group (cpu.stat): 0, or a negative errno. */
 int itest_usage_usec(struct itest *t, const char *app, uint64_t *ret);
 /* Reads an integer knob file. */
