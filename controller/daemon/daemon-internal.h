@@ -13,6 +13,7 @@
 #include "cycle.h"
 #include "daemon.h"
 #include "ipc.h"
+#include "notify.h"
 #include "policy.h"
 #include "util.h"
 
@@ -37,6 +38,7 @@ struct qj_daemon {
 	struct qj_cycle cycle;
 	struct qj_power *power;
 	struct qj_ipc *ipc;
+	struct qj_notify notify; /* the service manager's readiness and status */
 
 	int epoll_fd;
 	struct fd_source signal_src;

@@ -92,6 +92,13 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 {
 	int r;
 
+	/*
+	 * Every change of the cycle's state or the hold count comes here first (before the
+	 * nested calls of a state passed through at once): STATUS= follows it, no polling.
+	 */
+	if (d->started)
+		qj_notify_status(&d->notify, &d->cycle, qj_holds_count(d->holds));
+
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
 		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
@@ -306,6 +313,8 @@ static void on_signal(struct qj_event_source *s, uint32_t events)
 		}
 		log_info("Received %s, restoring the jail and exiting",
 			 sigabbrev_np((int)si.ssi_signo));
+		if (!d->exiting)
+			qj_notify_stopping(&d->notify, "restoring the jail and exiting");
 		d->exiting = true;
 	}
 }
@@ -399,6 +408,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	d->procmon_src.fd = -EBADF;
 	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
+	qj_notify_init(&d->notify);
 
 	r = load_policy(cfg->policy_path, &diags, &d->policy);
 	if (r < 0) {
@@ -525,9 +535,11 @@ int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
 	int n;
 
 	if (!d->started) {
-		d->started = true;
 		log_info("qosjaild %s ready, listening", QJ_VERSION);
 		qj_daemon_holds_changed(d); /* no holds yet: start the idle delay */
+		d->started = true;
+		/* The socket listens and the jail is set up (qj_daemon_new()): clients may come. */
+		qj_notify_ready(&d->notify, &d->cycle, qj_holds_count(d->holds));
 	}
 	if (d->exiting)
 		return -ECANCELED;

@@ -26,6 +26,7 @@
 
 bool harness_debug = true;
 bool harness_no_pidfd = false;
+const char *harness_notify_socket;
 
 /*
  * Makes pidfd_open() fail with ENOSYS in the daemon about to be exec'd, as on
@@ -159,9 +160,13 @@ static int start_daemon(struct harness *h)
 		}
 		if (harness_no_pidfd && deny_pidfd_open() < 0)
 			_exit(126);
+		if (harness_notify_socket)
+			(void)setenv("NOTIFY_SOCKET", harness_notify_socket, 1);
 		exec_daemon(exe, h, state);
 		_exit(127);
 	}
+	if (harness_notify_socket)
+		return 0;
 	for (int i = 0; i < 1000; i++) {
 		struct qj_conn *c = NULL;
 		int status;

@@ -32,6 +32,12 @@ extern bool harness_debug;
 /* The next daemon started gets ENOSYS from pidfd_open() (seccomp), as on old kernels. */
 extern bool harness_no_pidfd;
 
+/*
+ * When set, the next daemon started gets it as $NOTIFY_SOCKET, and harness_start()
+ * returns without waiting for the socket: the test waits for READY=1 itself.
+ */
+extern const char *harness_notify_socket;
+
 /* Creates the directory and policy, starts the daemon, waits until it answers. */
 int harness_start(struct harness *h, const char *policy_text);
 /* SIGKILLs the daemon (no cleanup of its own) and starts a new one on the same state. */
