@@ -161,19 +161,22 @@ static int resync(struct qj_engine *e)
 
 int qj_engine_on_procmon(struct qj_engine *e)
 {
+	bool more = false;
 	int r;
 
 	if (!e->pm)
 		return 0;
-	r = qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
+	r = qj_procmon_dispatch(e->pm, qj_eng_on_event, e, &more);
 	if (r == -ENOBUFS) {
 		log_debug("Process event overrun, resynchronising from /proc and cgroup.procs");
-		/* Drain what is queued after the overrun before the full scan. */
-		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
+		/* Read what is queued after the overrun before the full scan. */
+		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e, &more);
 		e->resyncs++;
 		r = resync(e);
 	}
-	qj_eng_follow_prune(e, now_usec(CLOCK_MONOTONIC));
+	/* An exit event still queued carries the signal a pidfd alone cannot tell. */
+	if (!more)
+		qj_eng_follow_prune(e, now_usec(CLOCK_MONOTONIC));
 	return r;
 }
 

@@ -208,19 +208,22 @@ int qj_procmon_watch_exits(struct qj_procmon *m, const pid_t *tgids, size_t n)
 }
 
 int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_event *ev, void *ud),
-			void *ud)
+			void *ud, bool *ret_more)
 {
+	bool more = true;
 	int r;
 
 	m->cb = cb;
 	m->ud = ud;
 	m->count = 0;
 	m->cb_error = 0;
-	for (;;) {
+	for (unsigned n = 0; n < QJ_PROCMON_BUDGET; n++) {
 		errno = 0;
 		r = nl_recvmsgs_default(m->sk);
-		if (r == -NLE_AGAIN)
+		if (r == -NLE_AGAIN) {
+			more = false;
 			break;
+		}
 		if (r == -NLE_NOMEM && errno == ENOBUFS)
 			return -ENOBUFS; /* overrun: events were dropped */
 		if (r < 0)
@@ -228,5 +231,7 @@ int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_eve
 		if (m->cb_error == -ENOMEM)
 			return -ENOMEM;
 	}
+	if (ret_more)
+		*ret_more = more;
 	return m->count;
 }

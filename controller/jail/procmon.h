@@ -43,11 +43,20 @@ int qj_procmon_fd(const struct qj_procmon *m);
  */
 int qj_procmon_watch_exits(struct qj_procmon *m, const pid_t *tgids, size_t n);
 /*
- * Reads every pending event (non-blocking) and calls @cb for each.  Returns the
- * number of events, or -ENOBUFS when the socket overran and events were lost:
- * the caller resynchronises from cgroup.procs.
+ * Reads pending events (non-blocking, at most QJ_PROCMON_BUDGET messages) and
+ * calls @cb for each.  Returns the number of events, or -ENOBUFS when the socket
+ * overran and events were lost: the caller resynchronises from cgroup.procs.
+ * *@ret_more (may be NULL) says whether the budget ran out before the queue did.
  */
+/*
+ * At most this many messages a dispatch: a fork storm sends events faster than a
+ * loaded daemon classifies them, and reading until EAGAIN never returned (38 s in
+ * one run), starving the quiesce timer past its bound.  The socket stays readable,
+ * so the event loop comes back after its other sources had their turn.
+ */
+#define QJ_PROCMON_BUDGET 256
+
 int qj_procmon_dispatch(struct qj_procmon *m, int (*cb)(const struct qj_proc_event *ev, void *ud),
-			void *ud);
+			void *ud, bool *ret_more);
 
 #endif

@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "itest.h"
 #include "proc.h"
+#include "procmon.h"
 #include "test-policy.h"
 #include "util.h"
 
@@ -163,12 +164,50 @@ static void test_overrun_resync(void **state)
 	assert_string_equal(app, "sleepy");
 }
 
+/*
+ * A burst of exec events is read a budget at a time: the event loop gets its
+ * turn in between (a fork storm kept one read going for 38 s, past the quiesce
+ * bound), and what is left stays queued for the next read.
+ */
+static void test_event_budget(void **state)
+{
+	struct itest *t = *state;
+	struct pollfd pfd;
+	int fd, r, reads = 0;
+
+	ITEST_REQUIRE(t);
+	assert_int_equal(itest_start_engine(t), 0);
+	fd = qj_engine_procmon_fd(t->e);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 3 * QJ_PROCMON_BUDGET; i++) {
+		pid_t c = vfork();
+
+		if (c == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		assert_true(c > 0);
+		assert_int_equal(waitpid(c, NULL, 0), c);
+	}
+	r = qj_engine_on_procmon(t->e);
+	assert_true(r > 0 && r <= QJ_PROCMON_BUDGET);
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 0), 1); /* the rest is still queued */
+	do {
+		assert_true(qj_engine_on_procmon(t->e) >= 0);
+		reads++;
+		pfd.revents = 0;
+	} while (poll(&pfd, 1, 0) == 1 && reads < 1000);
+	assert_true(reads >= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_layout_and_thread_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_match_jails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overrun_resync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_budget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
