@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <sys/param.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -515,8 +516,9 @@ static void test_fork_storm(void **state)
 	struct qj_engine_counts c = {};
 	struct bystanders b;
 	char count[200];
-	uint64_t t0, end;
+	uint64_t t0, end, q0, step_max = 0, pump_max = 0, late_max = 0;
 	long started, drops, rmem = 0;
+	unsigned steps = 0;
 	int r = 0;
 
 	ITEST_REQUIRE(t);
@@ -555,21 +557,35 @@ static void test_fork_storm(void **state)
 	assert_true(drops > 0);
 	assert_true(c.resyncs >= 1);
 	/* Quiesce while events keep coming: the daemon reads them between steps. */
-	r = qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC));
+	q0 = now_usec(CLOCK_MONOTONIC);
+	r = qj_engine_quiesce_begin(t->e, 1, q0);
 	assert_int_equal(r, 0);
 	end = now_usec(CLOCK_MONOTONIC) + TIMEOUT;
 	for (;;) {
-		uint64_t next;
+		uint64_t next, s0 = now_usec(CLOCK_MONOTONIC), s1;
 
 		itest_pump_events(t, 0);
-		r = qj_engine_quiesce_step(t->e, now_usec(CLOCK_MONOTONIC), &next);
+		s1 = now_usec(CLOCK_MONOTONIC);
+		r = qj_engine_quiesce_step(t->e, s1, &next);
+		steps++;
+		pump_max = MAX(pump_max, s1 - s0);
+		step_max = MAX(step_max, now_usec(CLOCK_MONOTONIC) - s1);
 		if (r != 0 || now_usec(CLOCK_MONOTONIC) > end)
 			break;
-		while (now_usec(CLOCK_MONOTONIC) < next && now_usec(CLOCK_MONOTONIC) < end)
-			itest_pump_events(t, next - now_usec(CLOCK_MONOTONIC) < 50 * USEC_PER_MSEC ?
-						     next - now_usec(CLOCK_MONOTONIC) :
-						     50 * USEC_PER_MSEC);
+		while (now_usec(CLOCK_MONOTONIC) < next && now_usec(CLOCK_MONOTONIC) < end) {
+			uint64_t p0 = now_usec(CLOCK_MONOTONIC);
+			uint64_t want = MIN(next - p0, 50 * USEC_PER_MSEC);
+
+			itest_pump_events(t, want);
+			pump_max = MAX(pump_max, now_usec(CLOCK_MONOTONIC) - p0 - want);
+		}
+		late_max = MAX(late_max,
+			       now_usec(CLOCK_MONOTONIC) - MIN(next, now_usec(CLOCK_MONOTONIC)));
 	}
+	print_message("quiesce: %" PRIu64 " ms in %u steps, longest step %" PRIu64
+		      " ms, event reads overran by %" PRIu64 " ms, steps late by %" PRIu64 " ms\n",
+		      (now_usec(CLOCK_MONOTONIC) - q0) / 1000, steps, step_max / 1000,
+		      pump_max / 1000, late_max / 1000);
 	assert_int_equal(r, 1);
 	{
 		uint64_t u0 = group_usage_usec(t, "adv"), u1;
