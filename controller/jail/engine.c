@@ -1042,9 +1042,9 @@ static void group_wait_base(struct qj_engine *e, struct app_state *a)
 /*
  * Is @a's stall over the window the ladder's doing?  At the idle class on a
  * busy host a task acted on needs the CPU only to take its signal, and waits
- * for it, runnable: its app's cpu.pressure counts that wait.  So a window in
- * which a task acted on waited to take its signal (pending at the start or at
- * the end) is judged by the group's CPU use alone (docs/decisions.md).
+ * for it, runnable: its app's cpu.pressure counts that wait.  So a window at
+ * whose end a task acted on still waits to take its signal is judged by the
+ * group's CPU use alone (docs/decisions.md).
  */
 static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
@@ -1053,8 +1053,25 @@ static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64
 
 		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
 			continue;
-		if (t->sig_pending_at_start || qj_eng_task_signal_pending(e, t) ||
-		    notify_wait(e, t, now))
+		if (qj_eng_task_signal_pending(e, t) || notify_wait(e, t, now))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Did @a's window open while an action on it had not landed yet?  Then it
+ * measured the app before and after, and says nothing of what is left running:
+ * a forker at its share of a loaded host next to three siblings that were
+ * still running passed as idle, and ran at 42% of a CPU once they were
+ * stopped, while the system was "suspending".
+ */
+static bool group_window_spans_action(const struct qj_engine *e, const struct app_state *a)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		const struct task *t = &e->tasks[i];
+
+		if (t->sig_pending_at_start && strcmp(t->app, a->name) == 0)
 			return true;
 	}
 	return false;
@@ -1096,7 +1113,14 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 						 a->name);
 		if (a->have_base && now < a->t0_usec + e->p->sample_window_usec)
 			continue;
-		if (a->have_base) {
+		if (a->have_base && group_window_spans_action(e, a)) {
+			/* Judged again over a window that starts now: it must prove quiet. */
+			a->judged = false;
+			a->suspect = true;
+			log_debug(
+				"App %s: its window began before an action landed, measured again",
+				a->name);
+		} else if (a->have_base) {
 			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
 			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
 									0;
@@ -1713,9 +1737,13 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_follows; i++)
 		if (e->follows[i].until_usec == USEC_INFINITY)
 			e->follows[i].until_usec = now + FOLLOW_AFTER_USEC;
-	if (e->pm)
-		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e);
-	qj_eng_follow_prune(e, now);
+	if (e->pm) {
+		bool more = false;
+
+		(void)qj_procmon_dispatch(e->pm, qj_eng_on_event, e, &more);
+		if (!more) /* else the next qj_engine_on_procmon() logs them */
+			qj_eng_follow_prune(e, now);
+	}
 	log_info("Cycle %" PRIu64 " restored (%s): %u actions, %u continued, %u thawed", e->cycle,
 		 why ? why : "restore", e->n_actions, continued, thawed);
 	tasks_clear(e);
