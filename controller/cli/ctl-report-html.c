@@ -300,7 +300,11 @@ static void put_section(struct page *pg, const char *title)
 static void put_axis(struct page *pg)
 {
 	const int n = 8;
-	bool days = pg->t1 - pg->t0 > 86400 * USEC_PER_SEC;
+	uint64_t range = pg->t1 - pg->t0;
+	/* Of "2026-12-03T09:05:41.123Z": as much as tells the ticks apart. */
+	int from = range > 86400 * USEC_PER_SEC ? 5 : 11, to = range > 86400 * USEC_PER_SEC ? 16 :
+							       range > 60 * USEC_PER_SEC    ? 19 :
+											      23;
 
 	for (int i = 0; i <= n; i++) {
 		uint64_t t = pg->t0 + (pg->t1 - pg->t0) * (uint64_t)i / n;
@@ -308,12 +312,11 @@ static void put_axis(struct page *pg)
 		double x = x_of(pg, t);
 
 		(void)qj_format_rfc3339(t, buf, sizeof(buf));
-		/* "2026-12-03T09:05:41.123Z": the time, or the date and minutes over days. */
-		buf[days ? 16 : 19] = '\0';
+		buf[to] = '\0';
 		fprintf(pg->f,
 			"<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"100%%\"/>"
 			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-			x, x, pg->y + 18, x, pg->y + 14, days ? buf + 5 : buf + 11);
+			x, x, pg->y + 18, x, pg->y + 14, buf + from);
 	}
 	pg->y += 24;
 }
@@ -620,7 +623,7 @@ int ctl_report_html(FILE *f, struct ctl_report_data *d)
 	fprintf(f,
 		"<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%zu\">\n",
-		LABEL_W + PLOT_W + 10,
+		LABEL_W + PLOT_W + 50,
 		(size_t)(24 + 3 * SECTION_H + 8) +
 			ROW_H * (pg.n_names + 1 + (pg.n_apps ? pg.n_apps : 1)));
 	put_axis(&pg);
