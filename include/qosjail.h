@@ -114,6 +114,30 @@ int qj_status(struct qj_conn *conn, char **ret_json);
 int qj_holds(struct qj_conn *conn, char **ret_json);
 
 /**
+ * qj_metrics() - The daemon's counters as Prometheus text.
+ * @conn: connection.
+ * @ret_text: malloc()ed text in the Prometheus text exposition format 0.0.4
+ *	(holds and time held by name, cycles by result, the quiesce duration
+ *	histogram, actions by app and rung, jail tasks by app, backend errors);
+ *	free() it.  The same text the daemon writes with --metrics-file.
+ *
+ * Return: 0 or negative errno.
+ */
+int qj_metrics(struct qj_conn *conn, char **ret_text);
+
+/**
+ * qj_hold_history() - Recent active periods of hold names as JSON text.
+ * @conn: connection.
+ * @ret_json: malloc()ed JSON object: "now_usec" (CLOCK_REALTIME), "periods"
+ *	(name, start_usec, end_usec, expired; the newest ended ones the daemon
+ *	kept, oldest first) and "active" (name, start_usec of names held now);
+ *	free() it.
+ *
+ * Return: 0 or negative errno.
+ */
+int qj_hold_history(struct qj_conn *conn, char **ret_json);
+
+/**
  * qj_explain() - Why a process is or is not jailed, and what the next quiesce
  *	would do to it, as JSON text.
  * @conn: connection.

@@ -131,36 +131,6 @@ static void flush_ring(struct log_out *o)
 	o->n = 0;
 }
 
-/* "12h", "30m", "2d", "45s" before now, or an RFC3339 time. */
-static int parse_since(const char *s, uint64_t *ret)
-{
-	static const struct {
-		char unit;
-		uint64_t usec;
-	} units[] = { { 's', USEC_PER_SEC },
-		      { 'm', 60 * USEC_PER_SEC },
-		      { 'h', 3600 * USEC_PER_SEC },
-		      { 'd', 86400 * USEC_PER_SEC } };
-	uint64_t now = now_usec(CLOCK_REALTIME);
-	char *end;
-	unsigned long long n;
-
-	if (qj_parse_rfc3339(s, ret) == 0)
-		return 0;
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (errno || end == s || end[0] == 0 || end[1] != 0)
-		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (units[i].unit == end[0]) {
-			uint64_t d = n * units[i].usec;
-
-			*ret = d >= now ? 1 : now - d;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 static int follow(const char *path, FILE *f, const struct qj_killlog_filter *flt, struct log_out *o)
 {
 	_cleanup_free_ char *dir = strdup(path);
@@ -279,7 +249,7 @@ int ctl_log(int argc, char **argv, const struct ctl_options *opts)
 			flt.has_cycle = true;
 			break;
 		case 'S':
-			if (parse_since(optarg, &flt.since_usec) < 0)
+			if (ctl_parse_since(optarg, &flt.since_usec) < 0)
 				goto invalid;
 			break;
 		case 'n':

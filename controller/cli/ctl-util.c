@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Helpers shared by the verbs that talk to qosjaild. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,9 @@
 
 #include "ctl.h"
 #include "escape.h"
+#include "killlog.h"
 #include "qosjail.h"
+#include "util.h"
 
 int ctl_connect(const struct ctl_options *o, struct qj_conn **ret)
 {
@@ -49,4 +52,34 @@ void ctl_format_usec(unsigned long long usec, char *buf, size_t size)
 		snprintf(buf, size, "%llu.%01llus", usec / 1000000ULL, usec / 100000ULL % 10);
 	else
 		snprintf(buf, size, "%llums", usec / 1000ULL);
+}
+
+/* "12h", "30m", "2d", "45s" before now, or an RFC3339 time. */
+int ctl_parse_since(const char *s, uint64_t *ret)
+{
+	static const struct {
+		char unit;
+		uint64_t usec;
+	} units[] = { { 's', USEC_PER_SEC },
+		      { 'm', 60 * USEC_PER_SEC },
+		      { 'h', 3600 * USEC_PER_SEC },
+		      { 'd', 86400 * USEC_PER_SEC } };
+	uint64_t now = now_usec(CLOCK_REALTIME);
+	char *end;
+	unsigned long long n;
+
+	if (qj_parse_rfc3339(s, ret) == 0)
+		return 0;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s || end[0] == 0 || end[1] != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (units[i].unit == end[0]) {
+			uint64_t d = n * units[i].usec;
+
+			*ret = d >= now ? 1 : now - d;
+			return 0;
+		}
+	return -EINVAL;
 }

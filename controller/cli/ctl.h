@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct qj_conn;
 
@@ -42,7 +43,13 @@ int ctl_connect(const struct ctl_options *o, struct qj_conn **ret);
 int ctl_fail(struct qj_conn *c, int r, const char *what);
 int ctl_exit_status(int wstatus);
 void ctl_format_usec(unsigned long long usec, char *buf, size_t size);
+/* --since: "12h", "30m", "2d", "45s" before now, or an RFC3339 time, as CLOCK_REALTIME. */
+int ctl_parse_since(const char *s, uint64_t *ret);
 /* qosjailctl log: the kill log as a table or JSON Lines (ctl-log.c). */
 int ctl_log(int argc, char **argv, const struct ctl_options *o);
+/* qosjailctl metrics: the daemon's counters, Prometheus text (ctl-metrics.c). */
+int ctl_metrics(int argc, char **argv, const struct ctl_options *o);
+/* qosjailctl report --html FILE: the timeline of holds, cycles and actions (ctl-report.c). */
+int ctl_report(int argc, char **argv, const struct ctl_options *o);
 
 #endif

@@ -31,6 +31,10 @@ static const struct verb verbs[] = {
 	{ "log", ctl_log, "log [--app A] [--since 12h] [-F]  kill log: actions, cycle summaries" },
 	{ "explain", ctl_explain,
 	  "explain [--json] PID              why PID is (not) jailed, what a quiesce would do" },
+	{ "metrics", ctl_metrics,
+	  "metrics                           counters, Prometheus text format" },
+	{ "report", ctl_report,
+	  "report --html FILE [--since 12h]  timeline of holds, cycles and actions (HTML)" },
 };
 
 static void usage(FILE *f)

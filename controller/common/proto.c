@@ -15,6 +15,7 @@ static const char *const op_names[_QJ_OP_MAX] = {
 	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds",	  [QJ_OP_PLACE] = "place",
 	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",	  [QJ_OP_RELOAD] = "reload",
 	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain", [QJ_OP_NOTIFY] = "notify",
+	[QJ_OP_METRICS] = "metrics", [QJ_OP_HISTORY] = "history",
 };
 
 /* Fields each op accepts besides "op"; 'R' required, 'O' optional. */

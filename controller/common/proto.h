@@ -34,6 +34,8 @@ enum qj_op {
 	QJ_OP_SUSPEND,
 	QJ_OP_EXPLAIN,
 	QJ_OP_NOTIFY, /* the caller consents to the notify rung (SIGXCPU) */
+	QJ_OP_METRICS, /* the daemon's counters, Prometheus text exposition format */
+	QJ_OP_HISTORY, /* hold names' recent active periods (the timeline) */
 	_QJ_OP_MAX,
 	_QJ_OP_INVALID = -EINVAL,
 };

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "ipc.h"
 #include "notify.h"
+#include "metrics.h"
 #include "policy.h"
 #include "util.h"
 
@@ -39,6 +40,9 @@ struct qj_daemon {
 	struct qj_power *power;
 	struct qj_ipc *ipc;
 	struct qj_notify notify; /* the service manager's readiness and status */
+	struct qj_metrics metrics;
+	char *metrics_path; /* --metrics-file: written after each cycle; NULL: none */
+	uint64_t quiesce_begin_usec;
 
 	int epoll_fd;
 	struct fd_source signal_src;
@@ -73,6 +77,9 @@ void qj_daemon_holds_changed(struct qj_daemon *d);
  * policy, or another -errno; the running policy stays on any error.
  */
 int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags);
+
+/* Writes the metrics text to --metrics-file, if any; a failure is logged, not fatal. */
+void qj_daemon_write_metrics(struct qj_daemon *d);
 
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;

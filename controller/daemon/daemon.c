@@ -28,6 +28,7 @@
 #include "killlog.h"
 #include "log.h"
 #include "policy.h"
+#include "proto.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -83,6 +84,15 @@ static void quiesce_step(struct qj_daemon *d)
 
 	if (d->engine)
 		r = qj_engine_quiesce_step(d->engine, qj_daemon_now(), &next);
+	if (r == 1 && d->cycle.state == QJ_CYCLE_QUIESCING) {
+		struct qj_engine_counts c = {};
+
+		/* The engine's own measure when there is one: the kill log summary's. */
+		if (d->engine && qj_engine_counts(d->engine, &c) == 0 && c.quiesce_usec)
+			qj_metrics_quiesced(&d->metrics, c.quiesce_usec);
+		else
+			qj_metrics_quiesced(&d->metrics, qj_daemon_now() - d->quiesce_begin_usec);
+	}
 	if (r < 0)
 		log_error_errno(r, "Quiesce step of cycle %" PRIu64 " failed: %m", d->cycle.id);
 	qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now()));
@@ -101,10 +111,12 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
+		d->quiesce_begin_usec = qj_daemon_now();
 		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
 		r = qj_power_prepare(d->power);
 		if (r < 0) {
 			log_warning_errno(r, "Failed to read the wakeup count: %m");
+			qj_metrics_backend_error(&d->metrics, r);
 			qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now()));
 			return;
 		}
@@ -125,6 +137,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 			 qj_backend_to_string(qj_power_kind(d->power)));
 		r = qj_power_start(d->power);
 		if (r < 0)
+			qj_metrics_backend_error(&d->metrics, r);
+		if (r < 0)
 			qj_daemon_apply(d, qj_cycle_on_backend(&d->cycle, r, qj_daemon_now()));
 	}
 	if (actions & QJ_CYCLE_DO_BACKEND_INTERRUPT) {
@@ -142,6 +156,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 				log_error_errno(r, "Failed to restore the jail: %m");
 		}
 		log_info("Cycle %" PRIu64 " ended: %s", d->cycle.id, why);
+		qj_metrics_cycle_ended(&d->metrics, d->cycle.last_result);
+		qj_daemon_write_metrics(d);
 	}
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
 		qj_daemon_process_deferred(d);
@@ -173,9 +189,32 @@ static void on_backend_done(struct qj_daemon *d, int result)
 	else if (result < 0 && result != -EINTR)
 		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
 				  d->cycle.id);
+	/* A write a hold interrupted is no backend error; one that failed on its own is. */
+	if (result < 0 && d->cycle.state == QJ_CYCLE_SUSPENDING && !d->cycle.interrupting &&
+	    !(result == -EINTR && d->cycle.n_holds > 0))
+		qj_metrics_backend_error(&d->metrics, result);
 	qj_daemon_apply(d, qj_cycle_on_backend(&d->cycle, result, qj_daemon_now()));
 	if (d->reload_pending)
 		reload_on_sighup(d); /* waits again if another write started */
+}
+
+void qj_daemon_write_metrics(struct qj_daemon *d)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!d->metrics_path)
+		return;
+	r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
+	if (r >= 0)
+		r = qj_metrics_write_file(d->metrics_path, text, len);
+	if (r == -ELOOP)
+		log_warning("Refusing to write the metrics file %s: it is a symlink",
+			    d->metrics_path);
+	else if (r < 0)
+		log_warning_errno(r, "Failed to write the metrics file %s, ignoring: %m",
+				  d->metrics_path);
 }
 
 static int lookup_group(const char *group, gid_t *ret_gid, void *userdata)
@@ -420,7 +459,9 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	qj_diags_done(&diags);
 	d->policy_path = cfg->policy_path ? strdup(cfg->policy_path) : NULL;
 	d->state_dir = strdup(cfg->state_dir);
-	if ((cfg->policy_path && !d->policy_path) || !d->state_dir) {
+	d->metrics_path = cfg->metrics_path ? strdup(cfg->metrics_path) : NULL;
+	if ((cfg->policy_path && !d->policy_path) || !d->state_dir ||
+	    (cfg->metrics_path && !d->metrics_path)) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -536,6 +577,8 @@ int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
 
 	if (!d->started) {
 		log_info("qosjaild %s ready, listening", QJ_VERSION);
+		qj_daemon_write_metrics(
+			d); /* the collector sees the daemon before its first cycle */
 		qj_daemon_holds_changed(d); /* no holds yet: start the idle delay */
 		d->started = true;
 		/* The socket listens and the jail is set up (qj_daemon_new()): clients may come. */
@@ -592,6 +635,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	qj_policy_free(d->policy);
 	free(d->policy_path);
 	free(d->state_dir);
+	free(d->metrics_path);
 	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd, d->epoll_fd },
 		 *end = fd + 4;
 	     fd < end; fd++)

@@ -23,6 +23,8 @@ struct qj_daemon_config {
 	 * @membership (1 and *ret_app when jailed, 0, or negative errno) instead.
 	 */
 	bool no_engine;
+	/* The metrics text goes there after each cycle (node_exporter's textfile); NULL: none. */
+	const char *metrics_path;
 	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app);
 };
 

@@ -29,6 +29,10 @@ struct qj_holds {
 	void *by_conn; /* struct counter * by connection: live holds of each */
 	void *by_uid; /* struct counter * by owner uid */
 
+	struct qj_hold_interval history[QJ_HOLDS_HISTORY_MAX]; /* a ring */
+	size_t history_next; /* slot the next ended period goes to */
+	size_t n_history;
+
 	uint64_t next_deadline; /* valid unless next_deadline_stale */
 	bool next_deadline_stale;
 	bool suspend_wanted;
@@ -132,6 +136,8 @@ struct qj_holds *qj_holds_free(struct qj_holds *t)
 		free(t->stats[i]->name);
 		free(t->stats[i]);
 	}
+	for (size_t i = 0; i < QJ_HOLDS_HISTORY_MAX; i++)
+		free(t->history[i].name);
 	free(t->holds);
 	free(t->stats);
 	free(t);
@@ -213,6 +219,25 @@ static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t
 	s->last_change_usec = now;
 }
 
+/* The period that just ended goes to the ring; lost (not fatal) when out of memory. */
+static void history_add(struct qj_holds *t, const struct qj_hold_stats *s, bool expired,
+			uint64_t now)
+{
+	struct qj_hold_interval *h = &t->history[t->history_next];
+	char *name = strdup(s->name);
+
+	if (!name)
+		return;
+	free(h->name);
+	*h = (struct qj_hold_interval){ .name = name,
+					.start_usec = s->active_since_usec,
+					.end_usec = now,
+					.expired = expired };
+	t->history_next = (t->history_next + 1) % QJ_HOLDS_HISTORY_MAX;
+	if (t->n_history < QJ_HOLDS_HISTORY_MAX)
+		t->n_history++;
+}
+
 static void stats_deactivate(struct qj_holds *t, struct qj_hold_stats *s, bool expired,
 			     uint64_t now)
 {
@@ -230,6 +255,7 @@ static void stats_deactivate(struct qj_holds *t, struct qj_hold_stats *s, bool e
 	if (t->suspend_wanted)
 		s->prevent_suspend_time_usec += now - s->prevent_since_usec;
 	s->last_change_usec = now;
+	history_add(t, s, expired, now);
 }
 
 static bool valid_text(const char *s, size_t max)
@@ -480,4 +506,17 @@ int qj_holds_stats_find(const struct qj_holds *t, const char *name, uint64_t now
 		return -ENOENT;
 	stats_snapshot(t, s, now_usec, ret);
 	return 0;
+}
+
+size_t qj_holds_n_history(const struct qj_holds *t)
+{
+	return t->n_history;
+}
+
+const struct qj_hold_interval *qj_holds_history(const struct qj_holds *t, size_t i)
+{
+	if (i >= t->n_history)
+		return NULL;
+	return &t->history[(t->history_next + QJ_HOLDS_HISTORY_MAX - t->n_history + i) %
+			   QJ_HOLDS_HISTORY_MAX];
 }

@@ -26,6 +26,8 @@
 #define QJ_HOLDS_MAX_NAMES 4096
 /* Holds alive at once, over all connections. */
 #define QJ_HOLDS_MAX 65536
+/* Ended active periods kept for the timeline (qosjailctl report), newest over oldest. */
+#define QJ_HOLDS_HISTORY_MAX 256
 
 struct qj_holds;
 
@@ -91,6 +93,20 @@ struct qj_hold_stats {
 	uint64_t prevent_since_usec;
 };
 
+/**
+ * struct qj_hold_interval - One ended active period of a hold name.
+ * @name: hold name (owned by the table).
+ * @start_usec: when the name became active.
+ * @end_usec: when its last hold ended.
+ * @expired: the last hold ended by timeout.
+ */
+struct qj_hold_interval {
+	char *name;
+	uint64_t start_usec;
+	uint64_t end_usec;
+	bool expired;
+};
+
 int qj_holds_new(struct qj_holds **ret);
 struct qj_holds *qj_holds_free(struct qj_holds *t);
 
@@ -136,5 +152,13 @@ int qj_holds_stats_at(const struct qj_holds *t, size_t i, uint64_t now_usec,
 		      struct qj_hold_stats *ret);
 int qj_holds_stats_find(const struct qj_holds *t, const char *name, uint64_t now_usec,
 			struct qj_hold_stats *ret);
+
+/*
+ * The ended active periods kept (at most QJ_HOLDS_HISTORY_MAX, the newest), oldest
+ * first: the @i-th, or NULL past the end.  Periods still running are the stats'
+ * active ones (active_since_usec).
+ */
+size_t qj_holds_n_history(const struct qj_holds *t);
+const struct qj_hold_interval *qj_holds_history(const struct qj_holds *t, size_t i);
 
 #endif

@@ -25,6 +25,9 @@ static void usage(FILE *f)
 		   "                        when that file does not exist)\n"
 		   "  -s, --socket PATH     listening socket (default " DEFAULT_SOCKET ")\n"
 		   "  -S, --state-dir DIR   restart-safety state (default " DEFAULT_STATE_DIR ")\n"
+		   "  -m, --metrics-file FILE  write the metrics (Prometheus text) there at start\n"
+		   "                        and after each cycle, atomically (node_exporter's\n"
+		   "                        textfile collector: a *.prom file in its directory)\n"
 		   "  -d, --debug           log to stderr, debug level\n"
 		   "  -h, --help            show this help\n"
 		   "  -V, --version         show the version\n\n"
@@ -37,6 +40,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = { { "policy", required_argument, NULL, 'p' },
 					      { "socket", required_argument, NULL, 's' },
 					      { "state-dir", required_argument, NULL, 'S' },
+					      { "metrics-file", required_argument, NULL, 'm' },
 					      { "debug", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { "version", no_argument, NULL, 'V' },
@@ -47,7 +51,7 @@ int main(int argc, char **argv)
 	bool debug = false;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "p:s:S:dhV", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "p:s:S:m:dhV", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'p':
 			cfg.policy_path = optarg;
@@ -57,6 +61,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			cfg.state_dir = optarg;
+			break;
+		case 'm':
+			cfg.metrics_path = optarg;
 			break;
 		case 'd':
 			debug = true;

@@ -808,6 +808,76 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	      -1);
 }
 
+/* The same text as --metrics-file: counters across cycles, for everyone (like status). */
+static void handle_metrics(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
+
+	if (r < 0) {
+		reply_error(c, r, "cannot build the metrics: %s", strerror(-r));
+		return;
+	}
+	reply(c, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len), -1);
+}
+
+/* A CLOCK_MONOTONIC time of the daemon as CLOCK_REALTIME, for people and other hosts. */
+static json_int_t to_realtime(uint64_t mono, uint64_t now_mono, uint64_t now_real)
+{
+	return (json_int_t)(now_real - (now_mono > mono ? now_mono - mono : 0));
+}
+
+/*
+ * Recent active periods of hold names (the timeline of qosjailctl report): the ones
+ * ended (oldest dropped until the reply fits) and the ones running.  Names as holds
+ * shows them, to everyone.
+ */
+static void handle_history(struct qj_daemon *d, struct qj_ipc_client *c)
+{
+	uint64_t t = qj_daemon_now(), rt = now_usec(CLOCK_REALTIME);
+	json_t *periods = json_array(), *active = json_array(), *j;
+	struct qj_hold_stats s;
+
+	for (size_t i = 0; periods && qj_holds_history(d->holds, i); i++) {
+		const struct qj_hold_interval *h = qj_holds_history(d->holds, i);
+
+		if (json_array_append_new(
+			    periods,
+			    json_pack("{s:o,s:I,s:I,s:b}", "name", qj_json_string_escaped(h->name),
+				      "start_usec", to_realtime(h->start_usec, t, rt), "end_usec",
+				      to_realtime(h->end_usec, t, rt), "expired", h->expired)) < 0)
+			goto oom;
+	}
+	for (size_t i = 0; active && i < LIST_MAX && qj_holds_stats_at(d->holds, i, t, &s) == 0;
+	     i++)
+		if (s.active &&
+		    json_array_append_new(active,
+					  json_pack("{s:o,s:I}", "name",
+						    qj_json_string_escaped(s.name), "start_usec",
+						    to_realtime(s.active_since_usec, t, rt))) < 0)
+			goto oom;
+	j = json_pack("{s:b,s:I,s:o,s:o}", "ok", 1, "now_usec", (json_int_t)rt, "periods", periods,
+		      "active", active);
+	for (;;) { /* hold names are up to 128 bytes each: keep the newest that fit */
+		char *text = NULL;
+		size_t n;
+		int r = j ? qj_proto_encode(j, &text, &n) : 0;
+
+		free(text);
+		if (r != -EMSGSIZE || json_array_size(periods) == 0)
+			break;
+		(void)json_array_remove(periods, 0);
+		(void)json_object_set_new(j, "truncated", json_true());
+	}
+	reply(c, j, -1);
+	return;
+oom:
+	json_decref(periods);
+	json_decref(active);
+	reply(c, NULL, -1);
+}
+
 /* Handles a decoded request; *ret_deferred when the reply must wait. */
 static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 		   bool *ret_deferred)
@@ -863,6 +933,12 @@ static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_reque
 		return;
 	case QJ_OP_NOTIFY:
 		handle_notify(d, c);
+		return;
+	case QJ_OP_METRICS:
+		handle_metrics(d, c);
+		return;
+	case QJ_OP_HISTORY:
+		handle_history(d, c);
 		return;
 	default:
 		reply_error(c, -EOPNOTSUPP, "unknown op");

@@ -109,8 +109,17 @@ struct task {
 	size_t n_slack;
 };
 
+/* Rung actions taken against an app since the daemon started (qosjailctl metrics). */
+struct action_count {
+	char *rung; /* the rung's name when it was taken */
+	enum qj_action action;
+	uint64_t n;
+};
+
 struct app_state {
 	char *name;
+	struct action_count *counts;
+	size_t n_counts;
 	unsigned strikes; /* before the current cycle */
 	bool struck; /* escalated past a notification in the current cycle */
 	bool frozen_by_us;

@@ -59,6 +59,31 @@ struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name)
 	return &v[e->n_apps++];
 }
 
+/* One more action of @rung against @a; not counted (logged) when out of memory. */
+static void count_action(struct app_state *a, const struct qj_rung *rung)
+{
+	struct action_count *v;
+
+	for (size_t i = 0; i < a->n_counts; i++)
+		if (a->counts[i].action == rung->action &&
+		    strcmp(a->counts[i].rung, rung->name) == 0) {
+			a->counts[i].n++;
+			return;
+		}
+	v = realloc(a->counts, (a->n_counts + 1) * sizeof(*v));
+	if (!v)
+		goto oom;
+	a->counts = v;
+	v[a->n_counts] =
+		(struct action_count){ .rung = strdup(rung->name), .action = rung->action, .n = 1 };
+	if (!v[a->n_counts].rung)
+		goto oom;
+	a->n_counts++;
+	return;
+oom:
+	log_warning("Out of memory counting an action of app %s, ignoring", a->name);
+}
+
 int qj_eng_send_signal(struct task *t, int sig)
 {
 	if (t->pidfd < 0)
@@ -202,8 +227,12 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_consents; i++)
 		(void)close(e->consents[i].pidfd);
 	free(e->consents);
-	for (size_t i = 0; i < e->n_apps; i++)
+	for (size_t i = 0; i < e->n_apps; i++) {
 		free(e->apps[i].name);
+		for (size_t k = 0; k < e->apps[i].n_counts; k++)
+			free(e->apps[i].counts[k].rung);
+		free(e->apps[i].counts);
+	}
 	free(e->apps);
 	qj_procmon_free(e->pm);
 	qj_cgroup_free(e->cg);
@@ -890,6 +919,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 	if (qj_action_info(action)->strike)
 		a->struck = true;
 	e->n_actions++;
+	count_action(a, &e->p->rungs[rung]);
 	if (r == -ESRCH) {
 		qj_eng_mark_gone(e, t);
 		return 0;
@@ -1260,6 +1290,7 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 	a->g_sweeping = false;
 	a->struck = true;
 	e->n_actions++;
+	count_action(a, &e->p->rungs[rung]);
 	switch (action) {
 	case QJ_ACTION_SIGSTOP:
 	case QJ_ACTION_SIGTERM:
@@ -1789,7 +1820,9 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 	c.killed = e->n_killed;
 	c.resyncs = e->resyncs;
 	c.bound_usec = qj_policy_quiesce_bound_usec(e->p);
-	if (e->quiescing)
+	if (e->quiescing && e->quiesced_usec)
+		c.quiesce_usec = e->quiesced_usec - e->begin_usec; /* the summary's quiesce_ms */
+	else if (e->quiescing)
 		c.quiesce_usec = now_usec(CLOCK_MONOTONIC) - e->begin_usec;
 	*ret = c;
 	return 0;
@@ -1853,4 +1886,44 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 			qj_ladder_first_rung(e->p, a, x.strikes, x.catches_sigxcpu, x.consents);
 	*ret = x;
 	return 0;
+}
+
+int qj_engine_foreach_action_count(const struct qj_engine *e,
+				   int (*cb)(const char *app, const char *rung,
+					     enum qj_action action, uint64_t n, void *userdata),
+				   void *userdata)
+{
+	for (size_t i = 0; i < e->n_apps; i++)
+		for (size_t k = 0; k < e->apps[i].n_counts; k++) {
+			const struct action_count *c = &e->apps[i].counts[k];
+			int r = cb(e->apps[i].name, c->rung, c->action, c->n, userdata);
+
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+int qj_engine_app_tasks(const struct qj_engine *e, size_t i, const char **ret_app,
+			unsigned *ret_tasks)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int r;
+
+	if (i >= e->p->n_apps)
+		return -ENOENT;
+	*ret_app = e->p->apps[i].name;
+	if (e->p->apps[i].trust != QJ_TRUST_JAILED) {
+		*ret_tasks = 0;
+		return 0;
+	}
+	r = qj_cgroup_app_pids(e->cg, e->p->apps[i].name, &pids, &n);
+	free(pids);
+	if (r == -ENOENT) /* no group yet: nothing in it */
+		n = 0;
+	else if (r < 0)
+		return r;
+	*ret_tasks = (unsigned)n;
+	return 1;
 }

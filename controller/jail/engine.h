@@ -31,7 +31,8 @@ struct qj_engine_counts {
 	char holding[96];
 	uint64_t holding_next_usec; /* when that may change (CLOCK_MONOTONIC), or USEC_INFINITY */
 	uint64_t bound_usec; /* the policy's quiesce bound */
-	uint64_t quiesce_usec; /* how long the current quiesce has run, 0 when none */
+	uint64_t quiesce_usec; /* how long the current quiesce has run (took, once every task
+				* blocked), 0 when none */
 };
 
 /*
@@ -76,6 +77,21 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 int qj_engine_restore(struct qj_engine *e, const char *why);
 
 int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret);
+/*
+ * Calls @cb for every (app, rung) with the rung actions taken against the app (its
+ * tasks or its group) since the engine started; a negative return from @cb stops
+ * the walk and is returned.
+ */
+int qj_engine_foreach_action_count(const struct qj_engine *e,
+				   int (*cb)(const char *app, const char *rung,
+					     enum qj_action action, uint64_t n, void *userdata),
+				   void *userdata);
+/*
+ * The @i-th app of the policy and the processes in its group now: 1 for a jailed
+ * app, 0 for a trusted one (*ret_tasks 0), -ENOENT past the end, negative errno.
+ */
+int qj_engine_app_tasks(const struct qj_engine *e, size_t i, const char **ret_app,
+			unsigned *ret_tasks);
 
 /* What the engine knows of one process and would do to it (qosjailctl explain). */
 struct qj_engine_explain {

@@ -181,6 +181,29 @@ QJ_EXPORT int qj_holds(struct qj_conn *c, char **ret_json)
 	return call_text(c, json_pack("{s:s}", "op", "holds"), ret_json);
 }
 
+QJ_EXPORT int qj_metrics(struct qj_conn *c, char **ret_text)
+{
+	json_t *reply = NULL;
+	const char *text;
+	int r;
+
+	if (!c || !ret_text)
+		return -EINVAL;
+	r = call(c, json_pack("{s:s}", "op", "metrics"), &reply, NULL);
+	if (r < 0)
+		return r;
+	text = json_string_value(json_object_get(reply, "text"));
+	*ret_text = text ? strdup(text) : NULL;
+	r = !text ? -EPROTO : *ret_text ? 0 : -ENOMEM;
+	json_decref(reply);
+	return r;
+}
+
+QJ_EXPORT int qj_hold_history(struct qj_conn *c, char **ret_json)
+{
+	return call_text(c, json_pack("{s:s}", "op", "history"), ret_json);
+}
+
 QJ_EXPORT int qj_explain(struct qj_conn *c, pid_t pid, char **ret_json)
 {
 	if (pid <= 0)

@@ -61,14 +61,16 @@ enum op {
 	SUSPEND,
 	EXPLAIN,
 	NOTIFY,
+	METRICS,
+	HISTORY,
 	_OP_MAX
 };
 
 static const char *const peer_names[_PEER_MAX] = { "root", "own user", "other user", "jailed",
 						   "connecting parent exited" };
-static const char *const op_names[_OP_MAX] = { "hello",	 "hold",    "release", "status",
-					       "holds",	 "place",   "spawn",   "log",
-					       "reload", "suspend", "explain", "notify" };
+static const char *const op_names[_OP_MAX] = { "hello",	  "hold",   "release", "status", "holds",
+					       "place",	  "spawn",  "log",     "reload", "suspend",
+					       "explain", "notify", "metrics", "history" };
 
 /*
  * THE TABLE: 0 or the negative errno each peer gets for each request.  spawn of a user
@@ -91,6 +93,9 @@ static const int expected[_OP_MAX][_PEER_MAX] = {
 	[EXPLAIN] = { 0, 0, -EPERM, 0, 0 },
 	/* For the caller itself, alive and jailed: not after its connecting parent exited. */
 	[NOTIFY] = { -EPERM, -EPERM, -EPERM, 0, -ESRCH },
+	/* Aggregates and hold names, as status and holds show them: to everyone. */
+	[METRICS] = { 0, 0, 0, 0, 0 },
+	[HISTORY] = { 0, 0, 0, 0, 0 },
 };
 
 struct agent {
@@ -127,6 +132,13 @@ static int run_ops(struct qj_conn *c, const struct agent *a, int results[_OP_MAX
 	results[EXPLAIN] = qj_explain(c, a->target, &text);
 	free(text);
 	results[NOTIFY] = qj_notify_consent(c);
+	text = NULL;
+	results[METRICS] = qj_metrics(c, &text);
+	free(text);
+	text = NULL;
+	text = NULL;
+	results[HISTORY] = qj_hold_history(c, &text);
+	free(text);
 	return 0;
 }
 

@@ -283,6 +283,44 @@ static void test_holds_index_matches_model(void **state)
 		}
 }
 
+/* Ended periods of a name (not of each hold) are kept in order, the newest when the ring is full. */
+static void test_holds_history_periods_of_names(void **state)
+{
+	struct qj_holds *t = *state;
+	const struct qj_hold_interval *h;
+
+	assert_null(qj_holds_history(t, 0));
+	assert_int_equal(qj_holds_acquire(t, 1, "net", "a", &owner, 0, 100), 0);
+	assert_int_equal(qj_holds_acquire(t, 2, "net", "b", &owner, 0, 150), 0);
+	assert_int_equal(qj_holds_release(t, 1, "net", 200), 0);
+	assert_int_equal(qj_holds_n_history(t), 0); /* still held by connection 2 */
+	assert_int_equal(qj_holds_release(t, 2, "net", 300), 0);
+	assert_int_equal(qj_holds_acquire(t, 1, "sync", "c", &owner, 50, 400), 0);
+	assert_int_equal(qj_holds_expire(t, 450), 1);
+	assert_int_equal(qj_holds_n_history(t), 2);
+	h = qj_holds_history(t, 0);
+	assert_string_equal(h->name, "net");
+	assert_int_equal(h->start_usec, 100);
+	assert_int_equal(h->end_usec, 300);
+	assert_false(h->expired);
+	h = qj_holds_history(t, 1);
+	assert_string_equal(h->name, "sync");
+	assert_int_equal(h->start_usec, 400);
+	assert_int_equal(h->end_usec, 450);
+	assert_true(h->expired);
+	assert_null(qj_holds_history(t, 2));
+
+	for (uint64_t i = 0; i < QJ_HOLDS_HISTORY_MAX + 5; i++) {
+		assert_int_equal(qj_holds_acquire(t, 3, "x", "r", &owner, 0, 1000 + 10 * i), 0);
+		assert_int_equal(qj_holds_release(t, 3, "x", 1005 + 10 * i), 0);
+	}
+	assert_int_equal(qj_holds_n_history(t), QJ_HOLDS_HISTORY_MAX);
+	/* 2 + 261 periods ended: the first 7 are gone, "x" number 5 is the oldest kept. */
+	assert_int_equal(qj_holds_history(t, 0)->start_usec, 1000 + 10 * 5);
+	assert_int_equal(qj_holds_history(t, QJ_HOLDS_HISTORY_MAX - 1)->end_usec,
+			 1005 + 10 * (QJ_HOLDS_HISTORY_MAX + 4));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +336,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_holds_acquire_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_stats_recycle_lru, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_index_matches_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_history_periods_of_names, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

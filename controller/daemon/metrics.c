@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The daemon's counters and their Prometheus exposition text (see metrics.h). */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "daemon-internal.h"
+#include "engine.h"
+#include "escape.h"
+#include "holds.h"
+#include "killlog.h"
+#include "metrics.h"
+#include "policy.h"
+
+static const double quiesce_buckets[QJ_METRICS_N_QUIESCE_BUCKETS] = QJ_METRICS_QUIESCE_BUCKETS;
+
+void qj_metrics_cycle_ended(struct qj_metrics *m, enum qj_cycle_result r)
+{
+	if (r > QJ_CYCLE_RESULT_NONE && r < _QJ_CYCLE_RESULT_MAX)
+		m->cycles[r]++;
+}
+
+void qj_metrics_quiesced(struct qj_metrics *m, uint64_t usec)
+{
+	size_t i = 0;
+
+	while (i < QJ_METRICS_N_QUIESCE_BUCKETS && (double)usec / 1e6 > quiesce_buckets[i])
+		i++;
+	m->quiesce_le[i]++;
+	m->quiesce_count++;
+	m->quiesce_sum_usec += usec;
+}
+
+void qj_metrics_backend_error(struct qj_metrics *m, int error)
+{
+	for (size_t i = 0; i < m->n_backend_errors; i++)
+		if (m->backend_errors[i].error == error) {
+			m->backend_errors[i].n++;
+			return;
+		}
+	if (m->n_backend_errors == QJ_METRICS_MAX_ERRORS) {
+		m->backend_errors_other++;
+		return;
+	}
+	m->backend_errors[m->n_backend_errors].error = error;
+	m->backend_errors[m->n_backend_errors++].n = 1;
+}
+
+/* ---- exposition text ---- */
+
+/*
+ * A label value: hold names are any bytes a client chose.  Escaped as qosjailctl holds
+ * shows them (invalid UTF-8, control characters and the backslash as \xNN, \e, \\...:
+ * the text goes to terminals too), then backslash, double quote and newline escaped
+ * as the exposition format says.
+ */
+static void put_label(FILE *f, const char *s)
+{
+	_cleanup_free_ char *u = qj_escape(s, QJ_ESCAPE_TERMINAL);
+
+	for (const char *p = u ? u : "(out of memory)"; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", f);
+		else if (*p == '"')
+			fputs("\\\"", f);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*p, f);
+	}
+}
+
+static void put_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_seconds(FILE *f, uint64_t usec)
+{
+	fprintf(f, "%llu.%06llu\n", (unsigned long long)(usec / USEC_PER_SEC),
+		(unsigned long long)(usec % USEC_PER_SEC));
+}
+
+/* One family with a "name" label per hold name, the first @max names. */
+static void put_hold_family(FILE *f, struct qj_daemon *d, uint64_t t, size_t max, const char *name,
+			    const char *type, const char *help, int which)
+{
+	struct qj_hold_stats s;
+
+	put_family(f, name, type, help);
+	for (size_t i = 0; i < max && qj_holds_stats_at(d->holds, i, t, &s) == 0; i++) {
+		fprintf(f, "%s{name=\"", name);
+		put_label(f, s.name);
+		fputs("\"} ", f);
+		switch (which) {
+		case 0:
+			fprintf(f, "%u\n", s.active);
+			break;
+		case 1:
+			fprintf(f, "%" PRIu64 "\n", s.active_count);
+			break;
+		case 2:
+			put_seconds(f, s.total_time_usec);
+			break;
+		case 3:
+			put_seconds(f, s.prevent_suspend_time_usec);
+			break;
+		case 4:
+			put_seconds(f, s.max_time_usec);
+			break;
+		default:
+			fprintf(f, "%" PRIu64 "\n", s.expire_count);
+			break;
+		}
+	}
+}
+
+static int put_action(const char *app, const char *rung, enum qj_action action, uint64_t n,
+		      void *userdata)
+{
+	FILE *f = userdata;
+
+	fputs("qosjail_actions_total{app=\"", f);
+	put_label(f, app);
+	fputs("\",rung=\"", f);
+	put_label(f, rung);
+	fprintf(f, "\",action=\"%s\"} %" PRIu64 "\n", qj_action_to_string(action), n);
+	return 0;
+}
+
+static void put_engine(FILE *f, struct qj_daemon *d)
+{
+	const char *app;
+	unsigned n;
+
+	put_family(f, "qosjail_actions_total", "counter",
+		   "Rung actions taken against jailed apps (their tasks or groups) since start.");
+	if (d->engine)
+		(void)qj_engine_foreach_action_count(d->engine, put_action, f);
+	put_family(f, "qosjail_jail_tasks", "gauge", "Processes in each jailed app's group.");
+	for (size_t i = 0; d->engine; i++) {
+		int r = qj_engine_app_tasks(d->engine, i, &app, &n);
+
+		if (r == -ENOENT)
+			break;
+		if (r <= 0)
+			continue; /* trusted (no group), or unreadable: no row rather than a wrong one */
+		fputs("qosjail_jail_tasks{app=\"", f);
+		put_label(f, app);
+		fprintf(f, "\"} %u\n", n);
+	}
+}
+
+static void put_cycles(FILE *f, struct qj_daemon *d)
+{
+	struct qj_power_stats ps;
+	uint64_t cum = 0;
+
+	put_family(f, "qosjail_cycle_state", "gauge", "1 for the suspend cycle's current state.");
+	for (int s = 0; s < _QJ_CYCLE_STATE_MAX; s++)
+		fprintf(f, "qosjail_cycle_state{state=\"%s\"} %d\n",
+			qj_cycle_state_to_string((enum qj_cycle_state)s), d->cycle.state == s);
+	put_family(f, "qosjail_cycles_total", "counter",
+		   "Suspend cycles ended since start, by how they ended.");
+	for (int r = QJ_CYCLE_RESULT_NONE + 1; r < _QJ_CYCLE_RESULT_MAX; r++)
+		fprintf(f, "qosjail_cycles_total{result=\"%s\"} %" PRIu64 "\n",
+			qj_cycle_result_to_string((enum qj_cycle_result)r), d->metrics.cycles[r]);
+	put_family(f, "qosjail_quiesce_duration_seconds", "histogram",
+		   "Time from the start of a quiesce until every jailed task was blocked.");
+	for (size_t i = 0; i <= QJ_METRICS_N_QUIESCE_BUCKETS; i++) {
+		cum += d->metrics.quiesce_le[i];
+		if (i < QJ_METRICS_N_QUIESCE_BUCKETS)
+			fprintf(f,
+				"qosjail_quiesce_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+				quiesce_buckets[i], cum);
+		else
+			fprintf(f,
+				"qosjail_quiesce_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64
+				"\n",
+				cum);
+	}
+	fputs("qosjail_quiesce_duration_seconds_sum ", f);
+	put_seconds(f, d->metrics.quiesce_sum_usec);
+	fprintf(f, "qosjail_quiesce_duration_seconds_count %" PRIu64 "\n",
+		d->metrics.quiesce_count);
+	put_family(f, "qosjail_backend_errors_total", "counter",
+		   "Failed suspend writes (or wakeup count reads) of the power backend, by errno.");
+	for (size_t i = 0; i < d->metrics.n_backend_errors; i++)
+		fprintf(f, "qosjail_backend_errors_total{error=\"%s\"} %" PRIu64 "\n",
+			strerrorname_np(-d->metrics.backend_errors[i].error) ?: "unknown",
+			d->metrics.backend_errors[i].n);
+	if (d->metrics.backend_errors_other)
+		fprintf(f, "qosjail_backend_errors_total{error=\"other\"} %" PRIu64 "\n",
+			d->metrics.backend_errors_other);
+	qj_power_get_stats(d->power, &ps);
+	put_family(f, "qosjail_dry_runs_total", "counter",
+		   "Suspends the dry-run backend pretended (no kernel write).");
+	fprintf(f, "qosjail_dry_runs_total %" PRIu64 "\n", (uint64_t)ps.dry_runs);
+}
+
+static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_t *ret_len)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} hold_families[] = {
+		{ "qosjail_hold_active", "gauge", "Holds of this name alive now." },
+		{ "qosjail_hold_activations_total", "counter",
+		  "Times the hold name went from inactive to active." },
+		{ "qosjail_hold_seconds_total", "counter", "Time the hold name was active." },
+		{ "qosjail_hold_prevent_suspend_seconds_total", "counter",
+		  "Time the hold name was active while suspend was wanted." },
+		{ "qosjail_hold_max_seconds", "gauge",
+		  "Longest single active period of the name." },
+		{ "qosjail_hold_expirations_total", "counter",
+		  "Holds of the name ended by timeout." },
+	};
+	uint64_t t = qj_daemon_now();
+	size_t n_names = qj_holds_n_stats(d->holds);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return -ENOMEM;
+	put_family(f, "qosjail_holds", "gauge", "Live holds, over all names.");
+	fprintf(f, "qosjail_holds %zu\n", qj_holds_count(d->holds));
+	for (size_t i = 0; i < ARRAY_SIZE(hold_families); i++)
+		put_hold_family(f, d, t, max_names, hold_families[i].name, hold_families[i].type,
+				hold_families[i].help, (int)i);
+	put_family(f, "qosjail_hold_names_omitted", "gauge",
+		   "Hold names with statistics left out of this text to keep it bounded.");
+	fprintf(f, "qosjail_hold_names_omitted %zu\n",
+		n_names > max_names ? n_names - max_names : 0);
+	put_cycles(f, d);
+	put_engine(f, d);
+	if (d->killlog) {
+		struct qj_killlog_stats ks;
+
+		qj_killlog_get_stats(d->killlog, &ks);
+		put_family(f, "qosjail_kill_log_lost_records_total", "counter",
+			   "Kill log records that could not be written (disk full, I/O error).");
+		fprintf(f, "qosjail_kill_log_lost_records_total %" PRIu64 "\n", ks.lost);
+	}
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		return -ENOMEM;
+	}
+	*ret = text;
+	*ret_len = len;
+	return 0;
+}
+
+int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len)
+{
+	/* Hold names are the one part other users make grow: halved until the text fits. */
+	for (size_t max_names = 128;; max_names /= 2) {
+		char *text = NULL;
+		size_t len = 0;
+		int r = metrics_text(d, max_names, &text, &len);
+
+		if (r < 0)
+			return r;
+		if (len <= max_len || max_names == 0) {
+			*ret = text;
+			*ret_len = len;
+			return len <= max_len ? 0 : -EMSGSIZE;
+		}
+		free(text);
+	}
+}
+
+int qj_metrics_write_file(const char *path, const char *text, size_t len)
+{
+	_cleanup_free_ char *dir_copy = strdup(path), *base_copy = strdup(path);
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	char tmp[NAME_MAX + 1];
+	const char *base;
+	struct stat st;
+	int r;
+
+	if (!dir_copy || !base_copy)
+		return -ENOMEM;
+	base = basename(base_copy);
+	dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	/*
+	 * A symlink in its place is refused, not replaced: whoever planted it meant the
+	 * file to be elsewhere.  (Were one planted after this check, rename() would
+	 * replace the link itself, never write through it.)
+	 */
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISREG(st.st_mode))
+			return -EEXIST;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	/* A dot name: the textfile collector reads only *.prom, never a half-written file. */
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", base, (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	(void)unlinkat(dfd, tmp, 0); /* a leftover of a crash, or anything planted there */
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	r = fchmod(fd, 0644) < 0 ? -errno : 0; /* whatever the umask: the collector reads it */
+	for (size_t off = 0; r == 0 && off < len;) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0)
+			r = -errno;
+		else
+			off += (size_t)n;
+	}
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	(void)fsync(dfd); /* the rename itself survives a crash */
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's counters across cycles (cycles by result, the quiesce duration
+ * histogram, backend errors) and their text in the Prometheus exposition format
+ * 0.0.4, for `qosjailctl metrics` and node_exporter's textfile collector.
+ */
+#ifndef QJ_METRICS_H
+#define QJ_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cycle.h"
+
+struct qj_daemon;
+
+/* Upper bounds of the quiesce duration histogram, seconds (+Inf is implied). */
+#define QJ_METRICS_QUIESCE_BUCKETS                    \
+	{                                             \
+		0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60 \
+	}
+#define QJ_METRICS_N_QUIESCE_BUCKETS 9
+/*
+ * Bound of the text: the IPC reply carries it JSON-escaped (quotes, newlines) within
+ * QJ_PROTO_MAX_MSG, and the file is the same text.
+ */
+#define QJ_METRICS_MAX_TEXT (32 * 1024)
+/* Distinct backend errors counted apart; later ones share the "other" row. */
+#define QJ_METRICS_MAX_ERRORS 16
+
+struct qj_metrics {
+	uint64_t cycles[_QJ_CYCLE_RESULT_MAX]; /* ended cycles by result */
+	uint64_t quiesce_le[QJ_METRICS_N_QUIESCE_BUCKETS + 1]; /* per bucket, not cumulative */
+	uint64_t quiesce_count;
+	uint64_t quiesce_sum_usec;
+	struct {
+		int error; /* negative errno */
+		uint64_t n;
+	} backend_errors[QJ_METRICS_MAX_ERRORS];
+	size_t n_backend_errors;
+	uint64_t backend_errors_other;
+};
+
+/* Pure: count an ended cycle, a quiesce that reached its end, a failed backend step. */
+void qj_metrics_cycle_ended(struct qj_metrics *m, enum qj_cycle_result r);
+void qj_metrics_quiesced(struct qj_metrics *m, uint64_t usec);
+void qj_metrics_backend_error(struct qj_metrics *m, int error);
+
+/*
+ * The daemon's metrics as exposition text (malloc()ed, NUL-terminated), at most
+ * @max_len bytes: hold names beyond what fits are left out and counted in
+ * qosjail_hold_names_omitted.  0 or negative errno.
+ */
+int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len);
+
+/*
+ * Writes @text to @path atomically: a temporary file in the same directory, fsync,
+ * rename over @path, fsync of the directory.  -ELOOP when @path is a symlink,
+ * -EEXIST when it is something else than a regular file; nothing is written then.
+ */
+int qj_metrics_write_file(const char *path, const char *text, size_t len);
+
+#endif
