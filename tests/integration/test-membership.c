@@ -180,7 +180,7 @@ static void test_event_budget(void **state)
 	fd = qj_engine_procmon_fd(t->e);
 	assert_true(fd >= 0);
 	for (int i = 0; i < 3 * QJ_PROCMON_BUDGET; i++) {
-		pid_t c = vfork();
+		pid_t c = fork();
 
 		if (c == 0) {
 			execl("/bin/true", "true", (char *)NULL);
