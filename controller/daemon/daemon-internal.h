@@ -20,6 +20,7 @@
 struct qj_engine;
 struct qj_holds;
 struct qj_killlog;
+struct qj_logind;
 struct qj_power;
 
 struct fd_source {
@@ -39,6 +40,7 @@ struct qj_daemon {
 	struct qj_power *power;
 	struct qj_ipc *ipc;
 	struct qj_notify notify; /* the service manager's readiness and status */
+	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
 
 	int epoll_fd;
 	struct fd_source signal_src;
@@ -73,6 +75,12 @@ void qj_daemon_holds_changed(struct qj_daemon *d);
  * policy, or another -errno; the running policy stays on any error.
  */
 int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags);
+
+/*
+ * Jail membership of any process, fail-closed: 1 and *ret_app when jailed, 0 when not,
+ * negative errno when it cannot be known (callers treat it as jailed).
+ */
+int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app);
 
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;

@@ -198,6 +198,11 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	    set_new(lg, "keep", json_integer(p->log_keep)) < 0)
 		goto fail;
 
+	lg = child(root, "logind");
+	if (!lg || set_new(lg, "bridge", json_boolean(p->logind_bridge)) < 0 ||
+	    set_new(lg, "inhibitors", json_principals(&p->logind_inhibitors)) < 0)
+		goto fail;
+
 	lim = child(root, "limits");
 	if (!lim || set_new(lim, "clients", json_integer(p->max_clients)) < 0 ||
 	    set_new(lim, "clients_per_uid", json_integer(p->max_clients_per_uid)) < 0 ||

@@ -129,6 +129,10 @@ struct qj_policy {
 	struct qj_place_as *place_as;
 	size_t n_place_as;
 
+	/* logind: */
+	bool logind_bridge; /* follow logind's sleep inhibitors on the system bus */
+	struct qj_principals logind_inhibitors; /* whose block inhibitors count as holds */
+
 	/* limits: (root is exempt from each) */
 	unsigned max_clients; /* connections at once, over all uids */
 	unsigned max_clients_per_uid;

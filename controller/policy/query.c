@@ -107,7 +107,7 @@ int qj_policy_resolve_groups(struct qj_policy *p,
 			     void *userdata)
 {
 	struct qj_principals *all[] = { &p->access_place, &p->access_reload, &p->access_suspend,
-					&p->access_logs, &p->access_hold };
+					&p->access_logs,  &p->access_hold,   &p->logind_inhibitors };
 	int total = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {

@@ -981,6 +981,21 @@ static void walk_access(struct ctx *c, struct node *n, void *obj, const struct f
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
 }
 
+static void walk_logind(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	static const struct field fields[] = {
+		{ .key = "bridge",
+		  .type = F_BOOL,
+		  .offset = offsetof(struct qj_policy, logind_bridge) },
+		{ .key = "inhibitors",
+		  .type = F_CUSTOM,
+		  .offset = offsetof(struct qj_policy, logind_inhibitors),
+		  .walk = walk_principals },
+	};
+
+	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
+}
+
 static void walk_log(struct ctx *c, struct node *n, void *obj, const struct field *f)
 {
 	static const struct field fields[] = {
@@ -1038,6 +1053,7 @@ void qj_schema_walk_document(struct ctx *c, struct node *root)
 		{ .key = "apps", .type = F_CUSTOM, .walk = walk_apps },
 		{ .key = "access", .type = F_CUSTOM, .walk = walk_access },
 		{ .key = "log", .type = F_CUSTOM, .walk = walk_log },
+		{ .key = "logind", .type = F_CUSTOM, .walk = walk_logind },
 		{ .key = "limits", .type = F_CUSTOM, .walk = walk_limits },
 	};
 	char buf[QUOTE_MAX + 16];
