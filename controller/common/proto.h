@@ -34,6 +34,8 @@ enum qj_op {
 	QJ_OP_SUSPEND,
 	QJ_OP_EXPLAIN,
 	QJ_OP_NOTIFY, /* the caller consents to the notify rung (SIGXCPU) */
+	QJ_OP_SUBSCRIBE, /* cycle events on this connection; "delay": a delay hold */
+	QJ_OP_READY, /* a delay hold is done with "cycle" */
 	_QJ_OP_MAX,
 	_QJ_OP_INVALID = -EINVAL,
 };
@@ -50,6 +52,8 @@ struct qj_request {
 	const char *app; /* place, spawn */
 	pid_t pid; /* place, explain */
 	const char *path; /* reload; NULL = the running policy's file */
+	bool delay; /* subscribe: take a delay hold */
+	uint64_t cycle; /* ready */
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "util.h"
 
 struct qj_engine;
+struct qj_events;
 struct qj_holds;
 struct qj_killlog;
 struct qj_logind;
@@ -40,6 +41,7 @@ struct qj_daemon {
 	struct qj_power *power;
 	struct qj_ipc *ipc;
 	struct qj_notify notify; /* the service manager's readiness and status */
+	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
 
 	int epoll_fd;

@@ -23,6 +23,7 @@
 #include "daemon-internal.h"
 #include "daemon.h"
 #include "engine.h"
+#include "events.h"
 #include "holds.h"
 #include "ipc.h"
 #include "killlog.h"
@@ -111,6 +112,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	 */
 	if (d->started)
 		qj_notify_status(&d->notify, &d->cycle, qj_holds_count(d->holds));
+	/* "quiescing" and "suspending" go out before the jail or the backend act. */
+	qj_events_sync(d, false);
 
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
@@ -158,6 +161,7 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	}
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
 		qj_daemon_process_deferred(d);
+	qj_events_sync(d, true); /* "resumed" after the restore */
 	rearm_timer(d);
 }
 
@@ -268,6 +272,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 		}
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_cycle_set_delays(&d->cycle, qj_events_n_delays(d->events), p->max_delay_usec);
 	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);
 	d->policy = p;
@@ -496,6 +501,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 
 	r = qj_holds_new(&d->holds);
+	if (r >= 0)
+		r = qj_events_new(&d->events);
 	if (r < 0)
 		goto fail;
 	r = qj_power_new(d->policy, d->notify_src.fd, &d->power);
@@ -556,6 +563,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, qj_daemon_now());
+	qj_cycle_set_delays(&d->cycle, 0, d->policy->max_delay_usec);
 	/* Number on from the kill log, so that a cycle id names one cycle there. */
 	if (d->killlog)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);
@@ -632,6 +640,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	}
 	d->killlog = qj_killlog_free(d->killlog);
 	qj_holds_free(d->holds);
+	qj_events_free(d->events);
 	qj_policy_free(d->policy);
 	free(d->policy_path);
 	free(d->state_dir);

@@ -240,6 +240,12 @@ static void walk_suspend(struct ctx *c, struct node *n, void *obj, const struct 
 		  .offset = offsetof(struct qj_policy, dry_run_length_usec),
 		  .min = 0,
 		  .max = USEC_PER_HOUR },
+		/* A delay hold postpones every suspend: bounded like logind's InhibitDelayMaxSec. */
+		{ .key = "max_delay",
+		  .type = F_DURATION,
+		  .offset = offsetof(struct qj_policy, max_delay_usec),
+		  .min = 0,
+		  .max = USEC_PER_MINUTE },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
@@ -974,6 +980,10 @@ static void walk_access(struct ctx *c, struct node *n, void *obj, const struct f
 		{ .key = "hold",
 		  .type = F_CUSTOM,
 		  .offset = offsetof(struct qj_policy, access_hold),
+		  .walk = walk_principals },
+		{ .key = "delay",
+		  .type = F_CUSTOM,
+		  .offset = offsetof(struct qj_policy, access_delay),
 		  .walk = walk_principals },
 		{ .key = "place_as", .type = F_CUSTOM, .walk = walk_place_as },
 	};
