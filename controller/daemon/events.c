@@ -24,6 +24,8 @@ struct qj_events {
 	size_t n_delays;
 	size_t n_pending;
 	uint64_t open_cycle; /* "quiescing" sent, "resumed" not yet; 0: none */
+	bool sending; /* in send_all(): later events wait in @fifo */
+	json_t *fifo;
 	bool suspending_sent;
 };
 
@@ -35,8 +37,10 @@ int qj_events_new(struct qj_events **ret)
 
 struct qj_events *qj_events_free(struct qj_events *e)
 {
-	if (e)
+	if (e) {
 		free(e->v);
+		json_decref(e->fifo);
+	}
 	free(e);
 	return NULL;
 }
@@ -120,37 +124,54 @@ void qj_events_forget(struct qj_daemon *d, struct qj_ipc_client *c)
 	if (k < 0)
 		return;
 	remove_sub(d->events, (size_t)k);
-	if (!d->exiting)
+	if (!d->exiting && !d->events->sending)
 		settle_delays(d);
 }
 
-/* Sends @msg (consumed) to every subscriber; drops those that do not read. */
+/*
+ * Sends @msg (consumed) to every subscriber; drops those that do not read.  A drop
+ * disconnects at once, and the disconnect can release holds and move the cycle, whose
+ * events come here again: they wait in the FIFO until this one reached everyone, so
+ * every subscriber sees the events in order.
+ */
 static void send_all(struct qj_daemon *d, json_t *msg)
 {
 	struct qj_events *e = d->events;
 
-	if (!msg) {
-		log_error("Out of memory building a cycle event, subscribers miss it");
+	if (!msg || (!e->fifo && !(e->fifo = json_array())) ||
+	    json_array_append_new(e->fifo, msg) < 0) {
+		log_error("Out of memory queueing a cycle event, subscribers miss it");
 		return;
 	}
-	for (size_t k = 0; k < e->n;) {
-		struct qj_ipc_client *c = e->v[k].c;
-		size_t unread = qj_ipc_unread_bytes(c);
-		int r = -ENOBUFS;
+	if (e->sending)
+		return;
+	e->sending = true;
+	while (json_array_size(e->fifo) > 0) {
+		json_t *m = json_incref(json_array_get(e->fifo, 0));
 
-		if (unread < QJ_EVENTS_MAX_UNREAD)
-			r = qj_ipc_send(c, msg, -1);
-		if (r >= 0) {
-			k++;
-			continue;
+		(void)json_array_remove(e->fifo, 0);
+		for (size_t k = 0; k < e->n;) {
+			struct qj_ipc_client *c = e->v[k].c;
+			size_t unread = qj_ipc_unread_bytes(c);
+			int r = -ENOBUFS;
+
+			if (unread < QJ_EVENTS_MAX_UNREAD)
+				r = qj_ipc_send(c, m, -1);
+			if (r >= 0) {
+				k++;
+				continue;
+			}
+			log_warning("Subscriber pid %d (%s) dropped: %s", c->pid, c->comm,
+				    unread >= QJ_EVENTS_MAX_UNREAD ? "it does not read its events" :
+								     strerror(-r));
+			/* A failed send disconnected it already, and on_disconnect() forgot it. */
+			if (k < e->n && e->v[k].c == c)
+				remove_sub(e, k);
+			qj_ipc_disconnect(c);
 		}
-		log_warning("Subscriber pid %d (%s) dropped: %s", c->pid, c->comm,
-			    unread >= QJ_EVENTS_MAX_UNREAD ? "it does not read its events" :
-							     strerror(-r));
-		remove_sub(e, k);
-		qj_ipc_disconnect(c);
+		json_decref(m);
 	}
-	json_decref(msg);
+	e->sending = false;
 }
 
 static bool cycle_running(const struct qj_cycle *c)

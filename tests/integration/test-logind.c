@@ -358,6 +358,91 @@ static void test_failed_list_fails_closed(void **state)
 	assert_true(harness_wait_int(h, "suspends", before + 1, 20000) > before);
 }
 
+static const char policy_latency[] = "version: 1\n"
+				     "suspend: { backend: dry-run, idle_delay: 0, "
+				     "dry_run_length: 50ms }\n";
+
+static int setup_latency(void **state)
+{
+	return harness_setup(state, policy_latency);
+}
+
+/* Reads events until "quiescing"; returns CLOCK_MONOTONIC usec of its arrival. */
+static uint64_t next_quiescing(struct qj_conn *c)
+{
+	for (;;) {
+		char *text = NULL;
+
+		assert_int_equal(qj_event_next(c, 30000, &text), 0);
+		if (strstr(text, "\"quiescing\"")) {
+			free(text);
+			return now_usec(CLOCK_MONOTONIC);
+		}
+		free(text);
+	}
+}
+
+static void drain(struct qj_conn *c)
+{
+	char *text = NULL;
+
+	while (qj_event_next(c, 0, &text) == 0)
+		free(text);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The time from an inhibitor's release to the cycle starting (its "quiescing" event),
+ * against the release of an ordinary qosjail hold in the same run, idle_delay 0.  A
+ * figure, not a pass/fail bound: the inhibitor's path goes through logind's signal and
+ * a ListInhibitors round trip.
+ */
+#define SAMPLES 7
+static void test_release_to_cycle_latency(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *ev = NULL, *holder = NULL;
+	uint64_t hold_us[SAMPLES], inh_us[SAMPLES], t;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &ev), 0);
+	assert_int_equal(qj_open(h->socket, &holder), 0);
+	assert_int_equal(qj_subscribe(ev, 0), 0);
+	for (int i = 0; i < SAMPLES; i++) {
+		pid_t pid;
+
+		assert_int_equal(qj_hold(holder, "baseline", "measuring", 0, 0), 0);
+		assert_true(harness_wait_state(h, "awake", 20000));
+		drain(ev);
+		t = now_usec(CLOCK_MONOTONIC);
+		assert_int_equal(qj_release(holder, "baseline"), 0);
+		hold_us[i] = next_quiescing(ev) - t;
+
+		pid = inhibit("measured", "measuring", "block", 0);
+		assert_true(wait_hold(h, "logind:measured", true, pid, 0));
+		assert_true(harness_wait_state(h, "awake", 20000));
+		drain(ev);
+		t = now_usec(CLOCK_MONOTONIC);
+		stop(&pid);
+		inh_us[i] = next_quiescing(ev) - t;
+	}
+	qsort(hold_us, SAMPLES, sizeof(*hold_us), cmp_u64);
+	qsort(inh_us, SAMPLES, sizeof(*inh_us), cmp_u64);
+	print_message("release to cycle start, median of %d: logind inhibitor %.2f ms, qosjail "
+		      "hold (baseline) %.2f ms, ratio %.1fx\n",
+		      SAMPLES, inh_us[SAMPLES / 2] / 1000.0, hold_us[SAMPLES / 2] / 1000.0,
+		      hold_us[SAMPLES / 2] ? (double)inh_us[SAMPLES / 2] / hold_us[SAMPLES / 2] :
+					     0.0);
+	qj_close(holder);
+	qj_close(ev);
+}
+
 /* No system bus: one log line, and the daemon runs and suspends as without the bridge. */
 static void test_no_bus_runs_without_bridge(void **state)
 {
@@ -390,6 +475,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_list_fails_closed, setup,
 						harness_teardown),
 		cmocka_unit_test(test_no_bus_runs_without_bridge),
+		cmocka_unit_test_setup_teardown(test_release_to_cycle_latency, setup_latency,
+						harness_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, bus_up, bus_down);
