@@ -316,6 +316,47 @@ static void test_notified_app_learns_resume(void **state)
 	qj_close(c);
 }
 
+/* qosjailctl monitor --json prints one event object a line, as they happen. */
+static void test_monitor_prints_events(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL;
+	char ctl[512], cmd[1200], line[512];
+	int lines = 0;
+	FILE *f;
+
+	REQUIRE_HARNESS(h);
+	snprintf(ctl, sizeof(ctl), "%s/controller/qosjailctl", getenv("QJ_BUILD_DIR"));
+	snprintf(cmd, sizeof(cmd), "%s --socket %s monitor --json --count 3", ctl, h->socket);
+	f = popen(cmd, "re");
+	assert_non_null(f);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	/* Subscribed once the daemon counts it. */
+	for (int i = 0; i < 1000; i++) {
+		json_t *st = harness_status(h);
+		long long n = json_integer_value(json_object_get(st, "subscribers"));
+
+		json_decref(st);
+		if (n >= 1)
+			break;
+		msleep(20);
+	}
+	wait_suspend(h, c);
+	while (fgets(line, sizeof(line), f)) {
+		static const char *const want[] = { "quiescing", "suspending", "resumed" };
+		json_t *j = json_loads(line, 0, NULL);
+
+		assert_non_null(j);
+		assert_true(lines < 3);
+		assert_string_equal(json_string_value(json_object_get(j, "event")), want[lines]);
+		json_decref(j);
+		lines++;
+	}
+	assert_int_equal(pclose(f), 0);
+	assert_int_equal(lines, 3);
+	qj_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +368,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_subscriber_dropped, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_notified_app_learns_resume, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_prints_events, setup,
 						harness_teardown),
 	};
 
