@@ -22,6 +22,8 @@ extern "C" {
 
 /* qj_hold() flags. */
 #define QJ_HOLD_NONBLOCK (1u << 0) /* jailed callers: -EAGAIN instead of waiting for resume */
+/* qj_subscribe() flags. */
+#define QJ_SUBSCRIBE_DELAY (1u << 0) /* a delay hold: the cycle waits for qj_ready() */
 
 struct qj_conn;
 
@@ -213,6 +215,43 @@ int qj_notify_consent(struct qj_conn *conn);
  * Return: 0, -EINVAL (invalid policy), -EPERM, other negative errno.
  */
 int qj_reload(struct qj_conn *conn, const char *path);
+
+/**
+ * qj_subscribe() - Receive the suspend cycle's events on this connection.
+ * @conn: connection; use one for events alone, or call qj_event_next() often: events
+ *	that arrive while another call waits for its reply are kept for it.
+ * @flags: 0, or QJ_SUBSCRIBE_DELAY for a delay hold (access.delay, not jailed): each
+ *	cycle then waits after its "quiescing" event until qj_ready() or the policy's
+ *	suspend.max_delay, whichever comes first.
+ *
+ * Events, in order: {"event":"quiescing","cycle":N,"delay":B} before the jail is
+ * quiesced, {"event":"suspending","cycle":N} before the system is suspended,
+ * {"event":"resumed","cycle":N,"result":R} when the cycle ended and the jail runs
+ * again (R: suspended, aborted, interrupted, failed).  A subscriber that leaves 64 KiB
+ * of events unread is disconnected.
+ *
+ * Return: 0, -EEXIST (subscribed already), -EPERM (delay hold refused).
+ */
+int qj_subscribe(struct qj_conn *conn, unsigned flags);
+
+/**
+ * qj_event_next() - The next cycle event of a subscribed connection.
+ * @conn: connection.
+ * @timeout_ms: how long to wait; -1 for ever, 0 not at all.
+ * @ret_json: malloc()ed JSON object of the event; free() it.
+ *
+ * Return: 0, -ETIMEDOUT, -ECONNRESET when the daemon closed the connection.
+ */
+int qj_event_next(struct qj_conn *conn, int timeout_ms, char **ret_json);
+
+/**
+ * qj_ready() - A delay hold is done with its work for cycle @cycle.
+ * @conn: connection subscribed with QJ_SUBSCRIBE_DELAY.
+ * @cycle: the "cycle" of the "quiescing" event.
+ *
+ * Return: 0, -ESTALE when that cycle no longer waits (max_delay passed), -ENOENT.
+ */
+int qj_ready(struct qj_conn *conn, uint64_t cycle);
 
 /**
  * qj_kill_log_open() - Get a read-only fd of the kill log.

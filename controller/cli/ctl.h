@@ -35,6 +35,8 @@ int ctl_suspend(int argc, char **argv, const struct ctl_options *o);
 int ctl_reload(int argc, char **argv, const struct ctl_options *o);
 int ctl_run(int argc, char **argv, const struct ctl_options *o);
 int ctl_place(int argc, char **argv, const struct ctl_options *o);
+/* qosjailctl monitor [--json] [--count N]: cycle events as they happen (ctl-monitor.c). */
+int ctl_monitor(int argc, char **argv, const struct ctl_options *o);
 /* qosjailctl explain PID (ctl-explain.c). */
 int ctl_explain(int argc, char **argv, const struct ctl_options *o);
 

@@ -29,6 +29,8 @@ static const struct verb verbs[] = {
 	{ "suspend", ctl_suspend, "suspend                           start a suspend cycle now" },
 	{ "reload", ctl_reload, "reload [FILE]                     reload the policy atomically" },
 	{ "log", ctl_log, "log [--app A] [--since 12h] [-F]  kill log: actions, cycle summaries" },
+	{ "monitor", ctl_monitor,
+	  "monitor [--json] [--count N]      suspend cycle events as they happen" },
 	{ "explain", ctl_explain,
 	  "explain [--json] PID              why PID is (not) jailed, what a quiesce would do" },
 	{ "metrics", ctl_metrics,

@@ -15,7 +15,8 @@ static const char *const op_names[_QJ_OP_MAX] = {
 	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds",	  [QJ_OP_PLACE] = "place",
 	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",	  [QJ_OP_RELOAD] = "reload",
 	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain", [QJ_OP_NOTIFY] = "notify",
-	[QJ_OP_METRICS] = "metrics", [QJ_OP_HISTORY] = "history",
+	[QJ_OP_METRICS] = "metrics", [QJ_OP_HISTORY] = "history", [QJ_OP_SUBSCRIBE] = "subscribe",
+	[QJ_OP_READY] = "ready",
 };
 
 /* Fields each op accepts besides "op"; 'R' required, 'O' optional. */
@@ -36,6 +37,8 @@ static const struct field op_fields[_QJ_OP_MAX][4] = {
 	[QJ_OP_SPAWN] = { { "app", JSON_STRING, 'R' } },
 	[QJ_OP_RELOAD] = { { "path", JSON_STRING, 'O' } },
 	[QJ_OP_EXPLAIN] = { { "pid", JSON_INTEGER, 'R' } },
+	[QJ_OP_SUBSCRIBE] = { { "delay", JSON_TRUE, 'O' } },
+	[QJ_OP_READY] = { { "cycle", JSON_INTEGER, 'R' } },
 };
 
 const char *qj_op_to_string(enum qj_op op)
@@ -140,6 +143,16 @@ int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *
 	r.app = json_string_value(json_object_get(r.root, "app"));
 	r.path = json_string_value(json_object_get(r.root, "path"));
 	r.nonblock = json_is_true(json_object_get(r.root, "nonblock"));
+	r.delay = json_is_true(json_object_get(r.root, "delay"));
+	v = json_object_get(r.root, "cycle");
+	if (v) {
+		if (json_integer_value(v) <= 0) {
+			snprintf(err, err_len,
+				 "ready: field \"cycle\" must be a positive cycle id");
+			goto fail;
+		}
+		r.cycle = (uint64_t)json_integer_value(v);
+	}
 	v = json_object_get(r.root, "version");
 	if (v)
 		r.version = json_integer_value(v) > 0 && json_integer_value(v) < 1000 ?

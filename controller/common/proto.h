@@ -36,6 +36,8 @@ enum qj_op {
 	QJ_OP_NOTIFY, /* the caller consents to the notify rung (SIGXCPU) */
 	QJ_OP_METRICS, /* the daemon's counters, Prometheus text exposition format */
 	QJ_OP_HISTORY, /* hold names' recent active periods (the timeline) */
+	QJ_OP_SUBSCRIBE, /* cycle events on this connection; "delay": a delay hold */
+	QJ_OP_READY, /* a delay hold is done with "cycle" */
 	_QJ_OP_MAX,
 	_QJ_OP_INVALID = -EINVAL,
 };
@@ -52,6 +54,8 @@ struct qj_request {
 	const char *app; /* place, spawn */
 	pid_t pid; /* place, explain */
 	const char *path; /* reload; NULL = the running policy's file */
+	bool delay; /* subscribe: take a delay hold */
+	uint64_t cycle; /* ready */
 };
 
 /*

@@ -79,6 +79,14 @@ unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec
 			c->retry_usec = 0;
 		}
 		return 0;
+	case QJ_CYCLE_PREPARING:
+		if (n_holds == 0)
+			return 0;
+		/* Nothing was quiesced yet: nothing to restore. */
+		c->n_aborts++;
+		record(c, QJ_CYCLE_RESULT_ABORTED, -EINTR, now_usec);
+		settle(c, c->idle_delay_usec, now_usec);
+		return 0;
 	case QJ_CYCLE_QUIESCING:
 		if (n_holds == 0)
 			return 0;
@@ -96,12 +104,35 @@ unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec
 	}
 }
 
-static unsigned start_cycle(struct qj_cycle *c, uint64_t now)
+static unsigned begin_quiesce(struct qj_cycle *c, uint64_t now)
 {
-	c->id++;
 	set_state(c, QJ_CYCLE_QUIESCING, now);
 	c->deadline_usec = USEC_INFINITY;
 	return QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP;
+}
+
+static unsigned start_cycle(struct qj_cycle *c, uint64_t now)
+{
+	c->id++;
+	if (c->n_delays > 0 && c->max_delay_usec > 0) {
+		set_state(c, QJ_CYCLE_PREPARING, now);
+		c->deadline_usec = add_sat(now, c->max_delay_usec);
+		return 0;
+	}
+	return begin_quiesce(c, now);
+}
+
+void qj_cycle_set_delays(struct qj_cycle *c, size_t n_delays, uint64_t max_delay_usec)
+{
+	c->n_delays = n_delays;
+	c->max_delay_usec = max_delay_usec;
+}
+
+unsigned qj_cycle_on_ready(struct qj_cycle *c, size_t n_pending, uint64_t now_usec)
+{
+	if (c->state != QJ_CYCLE_PREPARING || n_pending > 0)
+		return 0;
+	return begin_quiesce(c, now_usec);
 }
 
 unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
@@ -111,6 +142,8 @@ unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
 	switch (c->state) {
 	case QJ_CYCLE_IDLE_WAIT:
 		return start_cycle(c, now_usec);
+	case QJ_CYCLE_PREPARING:
+		return begin_quiesce(c, now_usec); /* max_delay passed */
 	case QJ_CYCLE_QUIESCING:
 		c->deadline_usec = USEC_INFINITY;
 		return QJ_CYCLE_DO_QUIESCE_STEP;
@@ -179,9 +212,8 @@ bool qj_cycle_jail_quiesced(const struct qj_cycle *c)
 const char *qj_cycle_state_to_string(enum qj_cycle_state s)
 {
 	static const char *const t[_QJ_CYCLE_STATE_MAX] = {
-		[QJ_CYCLE_AWAKE] = "awake",
-		[QJ_CYCLE_IDLE_WAIT] = "idle-wait",
-		[QJ_CYCLE_QUIESCING] = "quiescing",
+		[QJ_CYCLE_AWAKE] = "awake",	      [QJ_CYCLE_IDLE_WAIT] = "idle-wait",
+		[QJ_CYCLE_PREPARING] = "preparing",   [QJ_CYCLE_QUIESCING] = "quiescing",
 		[QJ_CYCLE_SUSPENDING] = "suspending",
 	};
 

@@ -5,8 +5,12 @@
  * suspend request) with the current CLOCK_MONOTONIC time; it answers with a
  * mask of things to do and keeps the time of its next timer in ->deadline_usec.
  *
- *   AWAKE --(no holds)--> IDLE_WAIT --(idle_delay)--> QUIESCING --(all blocked)-->
- *   SUSPENDING --(backend returned: resumed, jail restored)--> AWAKE or IDLE_WAIT
+ *   AWAKE --(no holds)--> IDLE_WAIT --(idle_delay)--> [PREPARING] --> QUIESCING
+ *   --(all blocked)--> SUSPENDING --(backend returned: resumed, jail restored)-->
+ *   AWAKE or IDLE_WAIT
+ *
+ * PREPARING is only entered when delay holds exist: the cycle waits until each is done
+ * (qj_cycle_on_ready() with none left) or max_delay passed, whichever comes first.
  *
  * A new hold aborts at any point: QUIESCING restores the jail at once,
  * SUSPENDING interrupts the backend write and restores when it returns.
@@ -23,6 +27,7 @@
 enum qj_cycle_state {
 	QJ_CYCLE_AWAKE,
 	QJ_CYCLE_IDLE_WAIT,
+	QJ_CYCLE_PREPARING, /* waiting for delay holds, at most max_delay */
 	QJ_CYCLE_QUIESCING,
 	QJ_CYCLE_SUSPENDING,
 	_QJ_CYCLE_STATE_MAX,
@@ -62,6 +67,8 @@ struct qj_cycle {
 	uint64_t idle_delay_usec;
 	uint64_t retry_initial_usec;
 	uint64_t retry_max_usec;
+	uint64_t max_delay_usec; /* longest PREPARING; 0: never entered */
+	size_t n_delays; /* delay holds a new cycle waits for */
 
 	uint64_t retry_usec; /* current backoff, 0 when none */
 	enum qj_cycle_result last_result;
@@ -78,6 +85,10 @@ void qj_cycle_init(struct qj_cycle *c, uint64_t idle_delay_usec, uint64_t retry_
 void qj_cycle_configure(struct qj_cycle *c, uint64_t idle_delay_usec, uint64_t retry_initial_usec,
 			uint64_t retry_max_usec);
 
+/* Delay holds now (@n_delays) and the longest wait for them; for the next cycle. */
+void qj_cycle_set_delays(struct qj_cycle *c, size_t n_delays, uint64_t max_delay_usec);
+/* @n_pending delay holds of the current cycle are not done yet. */
+unsigned qj_cycle_on_ready(struct qj_cycle *c, size_t n_pending, uint64_t now_usec);
 unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec);
 unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec);
 /* @r: 1 all blocked, 0 not yet (call again at @next_usec), negative errno. */

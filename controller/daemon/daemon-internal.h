@@ -19,8 +19,10 @@
 #include "util.h"
 
 struct qj_engine;
+struct qj_events;
 struct qj_holds;
 struct qj_killlog;
+struct qj_logind;
 struct qj_power;
 
 struct fd_source {
@@ -43,6 +45,8 @@ struct qj_daemon {
 	struct qj_metrics metrics;
 	char *metrics_path; /* --metrics-file: written after each cycle; NULL: none */
 	uint64_t quiesce_begin_usec;
+	struct qj_events *events; /* subscriptions and delay holds */
+	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
 
 	int epoll_fd;
 	struct fd_source signal_src;
@@ -80,6 +84,11 @@ int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *dia
 
 /* Writes the metrics text to --metrics-file, if any; a failure is logged, not fatal. */
 void qj_daemon_write_metrics(struct qj_daemon *d);
+/*
+ * Jail membership of any process, fail-closed: 1 and *ret_app when jailed, 0 when not,
+ * negative errno when it cannot be known (callers treat it as jailed).
+ */
+int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app);
 
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;

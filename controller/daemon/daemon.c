@@ -23,10 +23,12 @@
 #include "daemon-internal.h"
 #include "daemon.h"
 #include "engine.h"
+#include "events.h"
 #include "holds.h"
 #include "ipc.h"
 #include "killlog.h"
 #include "log.h"
+#include "logind.h"
 #include "policy.h"
 #include "proto.h"
 #include "sampler.h"
@@ -49,6 +51,8 @@ static void rearm_timer(struct qj_daemon *d)
 		t = d->interrupt_resend_usec;
 	if (d->ipc && qj_ipc_resume_usec(d->ipc) < t)
 		t = qj_ipc_resume_usec(d->ipc);
+	if (qj_logind_next_usec(d->logind) < t)
+		t = qj_logind_next_usec(d->logind);
 	/*
 	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
 	 * deadline moves later on every release, and re-arming each time cost a
@@ -71,6 +75,16 @@ static void rearm_timer(struct qj_daemon *d)
 }
 
 /* ---- the cycle's effects ---- */
+
+int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app)
+{
+	*ret_app = "";
+	if (d->engine)
+		return qj_engine_app_of_pid(d->engine, pid, ret_app);
+	if (d->membership)
+		return d->membership(0, pid, ret_app);
+	return 0;
+}
 
 void qj_daemon_holds_changed(struct qj_daemon *d)
 {
@@ -108,6 +122,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	 */
 	if (d->started)
 		qj_notify_status(&d->notify, &d->cycle, qj_holds_count(d->holds));
+	/* "quiescing" and "suspending" go out before the jail or the backend act. */
+	qj_events_sync(d, false);
 
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
@@ -161,6 +177,7 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	}
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
 		qj_daemon_process_deferred(d);
+	qj_events_sync(d, true); /* "resumed" after the restore */
 	rearm_timer(d);
 }
 
@@ -253,6 +270,30 @@ static int load_policy(const char *path, struct qj_diags *diags, struct qj_polic
 	return 0;
 }
 
+/*
+ * Starts, stops or re-decides the logind bridge as the running policy says.  A bridge
+ * whose bus went away is started again here: a reload is how an operator brings it back.
+ */
+static void logind_follow_policy(struct qj_daemon *d)
+{
+	int r;
+
+	if (d->logind && (!d->policy->logind_bridge || !qj_logind_connected(d->logind)))
+		d->logind = qj_logind_free(d->logind);
+	if (d->logind) {
+		qj_logind_recheck(d->logind, true);
+		return;
+	}
+	if (!d->policy->logind_bridge)
+		return;
+	r = qj_logind_new(d, &d->logind);
+	if (r < 0)
+		log_info_errno(r, "logind bridge off: no system bus (%m); logind's inhibitors are "
+				  "not followed");
+	else
+		log_info("logind bridge on: sleep inhibitors in block mode are holds");
+}
+
 static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 {
 	int r;
@@ -270,10 +311,12 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 		}
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_cycle_set_delays(&d->cycle, qj_events_n_delays(d->events), p->max_delay_usec);
 	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);
 	d->policy = p;
 	d->app_gen++;
+	logind_follow_policy(d);
 	return 0;
 }
 
@@ -380,6 +423,7 @@ static void on_timer(struct qj_event_source *s, uint32_t events)
 		}
 	}
 	qj_ipc_on_timer(d->ipc, t);
+	qj_logind_on_timer(d->logind, t);
 	qj_daemon_apply(d, qj_cycle_on_timer(&d->cycle, t));
 }
 
@@ -498,6 +542,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 
 	r = qj_holds_new(&d->holds);
+	if (r >= 0)
+		r = qj_events_new(&d->events);
 	if (r < 0)
 		goto fail;
 	r = qj_power_new(d->policy, d->notify_src.fd, &d->power);
@@ -558,11 +604,13 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, qj_daemon_now());
+	qj_cycle_set_delays(&d->cycle, 0, d->policy->max_delay_usec);
 	/* Number on from the kill log, so that a cycle id names one cycle there. */
 	if (d->killlog)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);
 	/* Automatic suspend is what qosjaild is for: hold time counts as preventing it. */
 	qj_holds_set_suspend_wanted(d->holds, true, qj_daemon_now());
+	logind_follow_policy(d);
 	*ret = d;
 	return 0;
 fail:
@@ -598,6 +646,8 @@ int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
 		s->dispatch(s, evs[i].events);
 	}
 	qj_ipc_reap(d->ipc);
+	/* Places, exec matching and reloads bump app_gen: a jailed inhibitor stops counting. */
+	qj_logind_recheck(d->logind, false);
 	if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
 		rearm_timer(d); /* the listener paused: retry even if no client goes */
 	return n;
@@ -622,6 +672,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	d->exiting = true;
 	/* Interrupts and joins a running write first: nothing suspends after we left. */
 	d->power = qj_power_free(d->power);
+	d->logind = qj_logind_free(d->logind);
 	d->ipc = qj_ipc_free(d->ipc);
 	if (d->engine) {
 		int r = qj_engine_restore(d->engine, "qosjaild exiting");
@@ -632,6 +683,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	}
 	d->killlog = qj_killlog_free(d->killlog);
 	qj_holds_free(d->holds);
+	qj_events_free(d->events);
 	qj_policy_free(d->policy);
 	free(d->policy_path);
 	free(d->state_dir);

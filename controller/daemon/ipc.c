@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -195,6 +197,16 @@ static int client_flush(struct qj_ipc_client *c)
 	}
 	client_update_events(c);
 	return r;
+}
+
+size_t qj_ipc_unread_bytes(const struct qj_ipc_client *c)
+{
+	int outq = 0;
+
+	/* SIOCOUTQ of a Unix socket: what the peer has not read yet, in kernel memory. */
+	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		outq = 0;
+	return c->out_bytes + (size_t)outq;
 }
 
 int qj_ipc_send(struct qj_ipc_client *c, const json_t *msg, int pass_fd)

@@ -82,6 +82,11 @@ struct qj_ipc *qj_ipc_free(struct qj_ipc *s);
  * disconnects the client: returns -ENOBUFS then.
  */
 int qj_ipc_send(struct qj_ipc_client *c, const json_t *msg, int pass_fd);
+/*
+ * Bytes sent to @c that it has not read: queued here, and in the socket (SIOCOUTQ,
+ * which counts the kernel's accounting size of each message, not just its text).
+ */
+size_t qj_ipc_unread_bytes(const struct qj_ipc_client *c);
 /* Stops (or resumes) reading requests from @c: a reply is deferred. */
 void qj_ipc_pause(struct qj_ipc_client *c, bool paused);
 /* Disconnects @c after the current dispatch. */

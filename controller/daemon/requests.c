@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "escape.h"
+#include "events.h"
 #include "holds.h"
 #include "ipc.h"
 #include "killlog.h"
@@ -396,6 +397,10 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 			  (json_int_t)(counts.bound_usec / 1000)));
 	/* The backoff after failed cycles (retry.initial doubled up to retry.max; 0: none). */
 	(void)json_object_set_new(j, "retry_usec", json_integer((json_int_t)d->cycle.retry_usec));
+	(void)json_object_set_new(j, "subscribers",
+				  json_integer((json_int_t)qj_events_n_subscribers(d->events)));
+	(void)json_object_set_new(j, "delay_holds",
+				  json_integer((json_int_t)qj_events_n_delays(d->events)));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
 	if (d->killlog) {
@@ -698,6 +703,67 @@ static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
 	reply(c, json_pack("{s:b,s:s}", "ok", 1, "app", app), -1);
 }
 
+/*
+ * Cycle events on this connection.  Anyone may watch, a jailed app too (that is how it
+ * learns the system resumed); a delay hold postpones every suspend, so it takes
+ * access.delay, a peer known not to be jailed, and a policy whose max_delay is not 0.
+ */
+static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	const char *app = NULL;
+	int r;
+
+	if (req->delay) {
+		if (!check_access(d, c, &d->policy->access_delay, "delay"))
+			return;
+		r = client_app(d, c, &app);
+		if (r != 0) {
+			log_notice("Refused a delay hold to pid %d uid %d (%s): %s", c->pid, c->uid,
+				   c->comm, r > 0 ? "jailed" : "cannot tell whether it is jailed");
+			reply_error(c, -EPERM, "%s: a jailed process takes no delay holds",
+				    r > 0 ? "jailed" : "cannot tell whether it is jailed");
+			return;
+		}
+		if (d->policy->max_delay_usec == 0) {
+			reply_error(c, -EPERM,
+				    "suspend.max_delay of the policy is 0: no delay holds");
+			return;
+		}
+	}
+	r = qj_events_subscribe(d, c, req->delay);
+	if (r < 0) {
+		reply_error(c, r,
+			    r == -EEXIST ? "this connection is subscribed already" :
+					   "cannot subscribe: %s",
+			    strerror(-r));
+		return;
+	}
+	log_debug("Pid %d (%s) subscribed to cycle events%s", c->pid, c->comm,
+		  req->delay ? " with a delay hold" : "");
+	reply(c,
+	      json_pack("{s:b,s:b,s:I}", "ok", 1, "delay", req->delay, "max_delay_usec",
+			(json_int_t)d->policy->max_delay_usec),
+	      -1);
+}
+
+static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	int r = qj_events_ready(d, c, req->cycle);
+
+	if (r == -ENOENT) {
+		reply_error(c, r, "this connection holds no delay hold (subscribe with delay)");
+		return;
+	}
+	if (r < 0) {
+		reply_error(c, r, "cycle %" PRIu64 " does not wait for this delay hold (%s)",
+			    req->cycle, "max_delay passed, or another cycle");
+		return;
+	}
+	reply(c, qj_reply_new_ok(), -1);
+	qj_daemon_apply(d, qj_cycle_on_ready(&d->cycle, qj_events_n_pending(d->events),
+					     qj_daemon_now()));
+}
+
 /* One sentence on why @x's process is or is not jailed. */
 static void explain_why(const struct qj_engine_explain *x, char *buf, size_t size)
 {
@@ -940,6 +1006,12 @@ static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_reque
 	case QJ_OP_HISTORY:
 		handle_history(d, c);
 		return;
+	case QJ_OP_SUBSCRIBE:
+		handle_subscribe(d, c, req);
+		return;
+	case QJ_OP_READY:
+		handle_ready(d, c, req);
+		return;
 	default:
 		reply_error(c, -EOPNOTSUPP, "unknown op");
 	}
@@ -1047,6 +1119,7 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 		free(cs);
 		c->userdata = NULL;
 	}
+	qj_events_forget(d, c);
 	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
 	if (n > 0) {
 		log_debug("Client %" PRIu64 " (pid %d) closed, %zu hold(s) released", c->id, c->pid,

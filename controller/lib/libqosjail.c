@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* libqosjail: blocking client of qosjaild (see include/qosjail.h). */
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,7 +23,32 @@
 struct qj_conn {
 	int fd;
 	char error[512];
+	json_t *events; /* cycle events that arrived while waiting for a reply, oldest first */
 };
+
+/* Receives one message that is not an event; events met on the way are queued. */
+static int recv_reply(struct qj_conn *c, json_t **ret, int *ret_fd)
+{
+	for (;;) {
+		json_t *m = NULL;
+		int r = qj_proto_recv(c->fd, &m, ret_fd);
+
+		if (r < 0)
+			return r;
+		if (!json_is_object(m) || !json_object_get(m, "event")) {
+			*ret = m;
+			return 0;
+		}
+		if (ret_fd && *ret_fd >= 0) {
+			(void)close(*ret_fd);
+			*ret_fd = -1;
+		}
+		if (!c->events)
+			c->events = json_array();
+		if (!c->events || json_array_append_new(c->events, m) < 0)
+			return -ENOMEM;
+	}
+}
 
 QJ_EXPORT const char *qj_version(void)
 {
@@ -44,10 +70,10 @@ static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
 	/* A refused connection (over a limit) is closed after saying why: read that. */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return r;
-	rr = qj_proto_recv(c->fd, &reply, &fd);
+	rr = recv_reply(c, &reply, &fd);
 	/* The kernel reports the reset of a closed peer before the message it left queued. */
 	if (rr == -ECONNRESET)
-		rr = qj_proto_recv(c->fd, &reply, &fd);
+		rr = recv_reply(c, &reply, &fd);
 	if (rr < 0)
 		return r < 0 ? r : rr;
 	r = qj_reply_status(reply, &msg);
@@ -108,6 +134,7 @@ QJ_EXPORT struct qj_conn *qj_close(struct qj_conn *c)
 		return NULL;
 	if (c->fd >= 0)
 		(void)close(c->fd);
+	json_decref(c->events);
 	free(c);
 	return NULL;
 }
@@ -231,6 +258,58 @@ QJ_EXPORT int qj_notify_consent(struct qj_conn *c)
 	if (!c)
 		return -EINVAL;
 	return call(c, json_pack("{s:s}", "op", "notify"), NULL, NULL);
+}
+
+QJ_EXPORT int qj_subscribe(struct qj_conn *c, unsigned flags)
+{
+	if (!c || (flags & ~QJ_SUBSCRIBE_DELAY))
+		return -EINVAL;
+	return call(c,
+		    (flags & QJ_SUBSCRIBE_DELAY) ?
+			    json_pack("{s:s,s:b}", "op", "subscribe", "delay", 1) :
+			    json_pack("{s:s}", "op", "subscribe"),
+		    NULL, NULL);
+}
+
+QJ_EXPORT int qj_event_next(struct qj_conn *c, int timeout_ms, char **ret_json)
+{
+	struct pollfd p;
+	json_t *m = NULL;
+	int fd = -1, r;
+
+	if (!c || !ret_json)
+		return -EINVAL;
+	if (json_array_size(c->events) > 0) {
+		m = json_incref(json_array_get(c->events, 0));
+		(void)json_array_remove(c->events, 0);
+	} else {
+		p = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		r = poll(&p, 1, timeout_ms);
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		r = qj_proto_recv(c->fd, &m, &fd);
+		if (r < 0)
+			return r;
+		if (fd >= 0)
+			(void)close(fd);
+		if (!json_is_object(m) || !json_object_get(m, "event")) {
+			json_decref(m);
+			return -EPROTO; /* a reply nobody waits for */
+		}
+	}
+	*ret_json = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(m);
+	return *ret_json ? 0 : -ENOMEM;
+}
+
+QJ_EXPORT int qj_ready(struct qj_conn *c, uint64_t cycle)
+{
+	if (!c || cycle == 0 || cycle > INT64_MAX)
+		return -EINVAL;
+	return call(c, json_pack("{s:s,s:I}", "op", "ready", "cycle", (json_int_t)cycle), NULL,
+		    NULL);
 }
 
 QJ_EXPORT int qj_reload(struct qj_conn *c, const char *path)

@@ -144,7 +144,8 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	r = child(s, "retry");
 	if (!r || set_new(r, "initial", json_duration(p->retry_initial_usec)) < 0 ||
 	    set_new(r, "max", json_duration(p->retry_max_usec)) < 0 ||
-	    set_new(s, "dry_run_length", json_duration(p->dry_run_length_usec)) < 0)
+	    set_new(s, "dry_run_length", json_duration(p->dry_run_length_usec)) < 0 ||
+	    set_new(s, "max_delay", json_duration(p->max_delay_usec)) < 0)
 		goto fail;
 
 	j = child(root, "jail");
@@ -189,6 +190,7 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	    set_new(a, "suspend", json_principals(&p->access_suspend)) < 0 ||
 	    set_new(a, "logs", json_principals(&p->access_logs)) < 0 ||
 	    set_new(a, "hold", json_principals(&p->access_hold)) < 0 ||
+	    set_new(a, "delay", json_principals(&p->access_delay)) < 0 ||
 	    set_new(a, "place_as", json_place_as(p)) < 0)
 		goto fail;
 
@@ -196,6 +198,11 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	if (!lg || set_new(lg, "path", json_string(p->log_path)) < 0 ||
 	    set_new(lg, "max_size", json_string(qj_units_format_size(p->log_max_bytes, buf))) < 0 ||
 	    set_new(lg, "keep", json_integer(p->log_keep)) < 0)
+		goto fail;
+
+	lg = child(root, "logind");
+	if (!lg || set_new(lg, "bridge", json_boolean(p->logind_bridge)) < 0 ||
+	    set_new(lg, "inhibitors", json_principals(&p->logind_inhibitors)) < 0)
 		goto fail;
 
 	lim = child(root, "limits");

@@ -81,6 +81,8 @@ struct qj_policy *qj_policy_free(struct qj_policy *p)
 	qj_schema_principals_clear(&p->access_suspend);
 	qj_schema_principals_clear(&p->access_logs);
 	qj_schema_principals_clear(&p->access_hold);
+	qj_schema_principals_clear(&p->access_delay);
+	qj_schema_principals_clear(&p->logind_inhibitors);
 	for (size_t i = 0; i < p->n_place_as; i++)
 		free(p->place_as[i].uids);
 	free(p->place_as);
@@ -124,6 +126,8 @@ int qj_policy_new_default(struct qj_policy **ret)
 	p->retry_initial_usec = 1 * USEC_PER_SEC;
 	p->retry_max_usec = 1 * USEC_PER_MINUTE;
 	p->dry_run_length_usec = 2 * USEC_PER_SEC;
+	p->max_delay_usec = 5 * USEC_PER_SEC; /* logind's InhibitDelayMaxSec default */
+	p->logind_bridge = true;
 	p->cpu_idle = true;
 	p->timer_slack_nsec = 50 * USEC_PER_MSEC * NSEC_PER_USEC;
 	p->busy_threshold = 0.05;
@@ -156,7 +160,9 @@ int qj_policy_new_default(struct qj_policy **ret)
 	    principals_set(&p->access_reload, false, false) < 0 ||
 	    principals_set(&p->access_suspend, false, false) < 0 ||
 	    principals_set(&p->access_logs, false, true) < 0 ||
-	    principals_set(&p->access_hold, true, false) < 0)
+	    principals_set(&p->access_hold, true, false) < 0 ||
+	    principals_set(&p->access_delay, false, false) < 0 ||
+	    principals_set(&p->logind_inhibitors, true, false) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(p);
 	return 0;

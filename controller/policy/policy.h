@@ -101,6 +101,7 @@ struct qj_policy {
 	uint64_t retry_initial_usec;
 	uint64_t retry_max_usec;
 	uint64_t dry_run_length_usec; /* simulated suspend length on dry-run */
+	uint64_t max_delay_usec; /* longest a cycle waits for delay holds; 0 = none taken */
 
 	/* jail: */
 	char *cgroup_path; /* cgroup2 directory of the jail */
@@ -126,8 +127,13 @@ struct qj_policy {
 	struct qj_principals access_suspend;
 	struct qj_principals access_logs;
 	struct qj_principals access_hold;
+	struct qj_principals access_delay; /* who may take delay holds */
 	struct qj_place_as *place_as;
 	size_t n_place_as;
+
+	/* logind: */
+	bool logind_bridge; /* follow logind's sleep inhibitors on the system bus */
+	struct qj_principals logind_inhibitors; /* whose block inhibitors count as holds */
 
 	/* limits: (root is exempt from each) */
 	unsigned max_clients; /* connections at once, over all uids */

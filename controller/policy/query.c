@@ -106,8 +106,9 @@ int qj_policy_resolve_groups(struct qj_policy *p,
 			     int (*lookup)(const char *group, gid_t *ret_gid, void *userdata),
 			     void *userdata)
 {
-	struct qj_principals *all[] = { &p->access_place, &p->access_reload, &p->access_suspend,
-					&p->access_logs, &p->access_hold };
+	struct qj_principals *all[] = { &p->access_place,     &p->access_reload, &p->access_suspend,
+					&p->access_logs,      &p->access_hold,	 &p->access_delay,
+					&p->logind_inhibitors };
 	int total = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {

@@ -240,6 +240,12 @@ static void walk_suspend(struct ctx *c, struct node *n, void *obj, const struct 
 		  .offset = offsetof(struct qj_policy, dry_run_length_usec),
 		  .min = 0,
 		  .max = USEC_PER_HOUR },
+		/* A delay hold postpones every suspend: bounded like logind's InhibitDelayMaxSec. */
+		{ .key = "max_delay",
+		  .type = F_DURATION,
+		  .offset = offsetof(struct qj_policy, max_delay_usec),
+		  .min = 0,
+		  .max = USEC_PER_MINUTE },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
@@ -975,7 +981,26 @@ static void walk_access(struct ctx *c, struct node *n, void *obj, const struct f
 		  .type = F_CUSTOM,
 		  .offset = offsetof(struct qj_policy, access_hold),
 		  .walk = walk_principals },
+		{ .key = "delay",
+		  .type = F_CUSTOM,
+		  .offset = offsetof(struct qj_policy, access_delay),
+		  .walk = walk_principals },
 		{ .key = "place_as", .type = F_CUSTOM, .walk = walk_place_as },
+	};
+
+	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
+}
+
+static void walk_logind(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	static const struct field fields[] = {
+		{ .key = "bridge",
+		  .type = F_BOOL,
+		  .offset = offsetof(struct qj_policy, logind_bridge) },
+		{ .key = "inhibitors",
+		  .type = F_CUSTOM,
+		  .offset = offsetof(struct qj_policy, logind_inhibitors),
+		  .walk = walk_principals },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
@@ -1038,6 +1063,7 @@ void qj_schema_walk_document(struct ctx *c, struct node *root)
 		{ .key = "apps", .type = F_CUSTOM, .walk = walk_apps },
 		{ .key = "access", .type = F_CUSTOM, .walk = walk_access },
 		{ .key = "log", .type = F_CUSTOM, .walk = walk_log },
+		{ .key = "logind", .type = F_CUSTOM, .walk = walk_logind },
 		{ .key = "limits", .type = F_CUSTOM, .walk = walk_limits },
 	};
 	char buf[QUOTE_MAX + 16];

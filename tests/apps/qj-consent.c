@@ -4,10 +4,15 @@
  * then on) and spins.  Connects to $QOSJAIL_SOCKET, prints "ready", waits for a
  * byte on stdin (it has been placed in the jail by then); with the argument
  * "consent" it then calls qj_notify_consent() and prints "consent R" (0 or a
- * negative errno), else "no-consent".
+ * negative errno), else "no-consent".  With a second argument "subscribe" it also
+ * subscribes to cycle events ("subscribed R"), and once told it blocks reading them,
+ * printing each ("event JSON"), and stops reading after the "resumed" one: how an app
+ * that blocked after SIGXCPU learns the system resumed (it is not stopped, so no
+ * SIGCONT comes).
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,9 +45,19 @@ int main(int argc, char **argv)
 		printf("consent %d\n", qj_notify_consent(c));
 	else
 		printf("no-consent\n");
+	if (argc > 2 && strcmp(argv[2], "subscribe") == 0)
+		printf("subscribed %d\n", qj_subscribe(c, 0));
 	fflush(stdout);
 	while (!told)
 		n++;
+	for (char *ev = NULL; argc > 2 && qj_event_next(c, -1, &ev) == 0; free(ev)) {
+		printf("event %s\n", ev);
+		fflush(stdout);
+		if (strstr(ev, "\"resumed\"")) {
+			free(ev);
+			break;
+		}
+	}
 	for (;;)
 		pause();
 }

@@ -58,6 +58,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	qj_log_open("fuzz-daemon", true, getenv("QJ_FUZZ_LOG") ? LOG_DEBUG : LOG_EMERG);
+	/* The host's system bus is not the fuzzer's business: the logind bridge stays off. */
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/qj-fuzz-bus", 1);
 	snprintf(dir, sizeof(dir), "/tmp/qj-fuzz-daemon-XXXXXX");
 	if (!mkdtemp(dir))
 		abort();

@@ -213,6 +213,53 @@ static void test_cycle_strings(void **state)
 	assert_string_equal(qj_cycle_result_to_string(QJ_CYCLE_RESULT_INTERRUPTED), "interrupted");
 }
 
+/* Delay holds: PREPARING until all are ready or max_delay passed; a hold aborts it. */
+static void test_cycle_delay_holds(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t = 0;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_delays(&c, 2, 500);
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t), 0);
+	t += IDLE;
+	assert_int_equal(qj_cycle_on_timer(&c, t), 0);
+	assert_int_equal(c.state, QJ_CYCLE_PREPARING);
+	assert_false(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.deadline_usec, t + 500);
+	assert_int_equal(qj_cycle_on_ready(&c, 1, t + 10), 0);
+	assert_int_equal(qj_cycle_on_ready(&c, 0, t + 20),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
+	assert_int_equal(c.state, QJ_CYCLE_QUIESCING);
+
+	/* Next cycle: nobody is ready, max_delay passes. */
+	init(&c);
+	qj_cycle_set_delays(&c, 1, 500);
+	(void)qj_cycle_on_holds(&c, 0, 0);
+	assert_int_equal(qj_cycle_on_timer(&c, IDLE), 0);
+	assert_int_equal(qj_cycle_on_timer(&c, IDLE + 499), 0);
+	assert_int_equal(qj_cycle_on_timer(&c, IDLE + 500),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
+
+	/* A hold while preparing: aborted, nothing to restore. */
+	init(&c);
+	qj_cycle_set_delays(&c, 1, 500);
+	(void)qj_cycle_on_holds(&c, 0, 0);
+	(void)qj_cycle_on_timer(&c, IDLE);
+	assert_int_equal(qj_cycle_on_holds(&c, 1, IDLE + 1), 0);
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_int_equal(c.last_result, QJ_CYCLE_RESULT_ABORTED);
+	assert_int_equal(c.n_aborts, 1);
+
+	/* max_delay 0: delay holds are never waited for. */
+	init(&c);
+	qj_cycle_set_delays(&c, 1, 0);
+	(void)qj_cycle_on_holds(&c, 0, 0);
+	assert_int_equal(qj_cycle_on_timer(&c, IDLE),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_quiesce_failure_retries),
 		cmocka_unit_test(test_cycle_request_suspend),
 		cmocka_unit_test(test_cycle_strings),
+		cmocka_unit_test(test_cycle_delay_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
