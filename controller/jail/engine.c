@@ -126,7 +126,11 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 	e->p = p;
 	e->log = log;
 	if (state_dir) {
-		if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
+		/*
+		 * 0755: by default it is the socket's directory too, which launchers
+		 * of any uid must reach; the state file itself is 0600.
+		 */
+		if (mkdir(state_dir, 0755) < 0 && errno != EEXIST) {
 			r = negative_errno();
 			goto fail;
 		}

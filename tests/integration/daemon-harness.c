@@ -153,7 +153,7 @@ static int start_daemon(struct harness *h)
 
 		/* Never outlive the test, even when ctest kills it. */
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		snprintf(state, sizeof(state), "%s/state", h->dir);
+		snprintf(state, sizeof(state), "%s/run", h->dir);
 		if (fd >= 0) {
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);
@@ -197,7 +197,11 @@ int harness_start(struct harness *h, const char *policy_text)
 	if (!mkdtemp(h->dir))
 		return -errno;
 	(void)chmod(h->dir, 0755); /* other uids connect in the access tests */
-	snprintf(h->socket, sizeof(h->socket), "%s/qosjail.sock", h->dir);
+	/*
+	 * As installed: the socket in the state directory, which the daemon makes
+	 * (other uids must reach the socket there, as launchers do in /run/qosjail).
+	 */
+	snprintf(h->socket, sizeof(h->socket), "%s/run/qosjail.sock", h->dir);
 	snprintf(h->policy, sizeof(h->policy), "%s/policy.yaml", h->dir);
 	snprintf(h->log, sizeof(h->log), "%s/daemon.log", h->dir);
 	r = harness_write_policy(h, h->policy, policy_text);
