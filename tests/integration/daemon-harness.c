@@ -57,6 +57,26 @@ void msleep(unsigned ms)
 		;
 }
 
+bool harness_log_has(struct harness *h, const char *text)
+{
+	static char buf[1 << 20];
+	size_t n;
+	FILE *f;
+
+	for (int i = 0; i < 500; i++) {
+		f = fopen(h->log, "re");
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			if (strstr(buf, text))
+				return true;
+		}
+		msleep(20);
+	}
+	return false;
+}
+
 int harness_run_as(uid_t uid, int (*fn)(void *arg), void *arg)
 {
 	pid_t pid = fork();

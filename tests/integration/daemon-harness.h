@@ -74,6 +74,9 @@ char *raw_call(int fd, const char *text, size_t len);
 
 void msleep(unsigned ms);
 
+/* Waits up to 10 s for @text to appear in the daemon's log (h->log). */
+bool harness_log_has(struct harness *h, const char *text);
+
 /*
  * Runs @fn(@arg) in a forked child with all its uids and gids set to @uid (no
  * supplementary groups); returns the child's exit status (fn's return value), 99 when

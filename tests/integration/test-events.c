@@ -94,26 +94,6 @@ static void wait_suspend(struct harness *h, struct qj_conn *c)
 	fail_msg("no cycle could be started");
 }
 
-static bool log_has(struct harness *h, const char *text)
-{
-	static char buf[1 << 20];
-	size_t n;
-	FILE *f;
-
-	for (int i = 0; i < 500; i++) {
-		f = fopen(h->log, "re");
-		if (f) {
-			n = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-			buf[n] = '\0';
-			if (strstr(buf, text))
-				return true;
-		}
-		msleep(20);
-	}
-	return false;
-}
-
 /*
  * Every event, in order, for three cycles, to a plain subscriber; a delay hold makes
  * each cycle wait in "preparing" until it is ready, then the cycle goes on.
@@ -176,7 +156,7 @@ static void test_delay_overrun_not_waited_for(void **state)
 	wait_suspend(h, ctl);
 	id = expect_event(delay, "quiescing", 0, NULL);
 	expect_event(delay, "suspending", id, NULL);
-	assert_true(log_has(h, "not ready within max_delay (300 ms): not waited for"));
+	assert_true(harness_log_has(h, "not ready within max_delay (300 ms): not waited for"));
 	expect_event(delay, "resumed", id, "suspended");
 	assert_int_equal(qj_ready(delay, (uint64_t)id), -ESTALE);
 	qj_close(delay);
@@ -238,7 +218,7 @@ static void test_slow_subscriber_dropped(void **state)
 		json_decref(st);
 	}
 	print_message("slow subscriber dropped after %d cycles\n", cycles);
-	assert_true(log_has(h, "dropped: it does not read its events"));
+	assert_true(harness_log_has(h, "dropped: it does not read its events"));
 	qj_close(slow);
 	qj_close(watch);
 	qj_close(ctl);

@@ -243,26 +243,6 @@ static bool wait_hold(struct harness *h, const char *name, bool present, pid_t p
 	return false;
 }
 
-static bool log_has(struct harness *h, const char *text)
-{
-	char buf[65536];
-	size_t n;
-	FILE *f;
-
-	for (int i = 0; i < 500; i++) {
-		f = fopen(h->log, "re");
-		if (f) {
-			n = fread(buf, 1, sizeof(buf) - 1, f);
-			fclose(f);
-			buf[n] = '\0';
-			if (strstr(buf, text))
-				return true;
-		}
-		msleep(20);
-	}
-	return false;
-}
-
 static const char *status_state(struct harness *h, char *buf, size_t size)
 {
 	json_t *st = harness_status(h);
@@ -304,8 +284,8 @@ static void test_inhibitor_is_a_hold(void **state)
 
 	delay = inhibit("saver", "saves state", "delay", 0);
 	other = inhibit("music", "playing", "block", NOBODY);
-	assert_true(log_has(h, "logind inhibitor 'music' (playing) of pid"));
-	assert_true(log_has(h, "does not count: uid not in logind.inhibitors"));
+	assert_true(harness_log_has(h, "logind inhibitor 'music' (playing) of pid"));
+	assert_true(harness_log_has(h, "does not count: uid not in logind.inhibitors"));
 	assert_true(wait_hold(h, "logind:saver", false, 0, 0));
 	assert_true(wait_hold(h, "logind:music", false, 0, 0));
 
@@ -314,7 +294,7 @@ static void test_inhibitor_is_a_hold(void **state)
 	stop(&call);
 	assert_true(wait_hold(h, "logind:video-call", false, 0, 0));
 	assert_true(harness_wait_int(h, "suspends", before + 1, 60000) > before);
-	assert_true(log_has(h, "logind inhibitor 'video-call' (a call is on) of pid"));
+	assert_true(harness_log_has(h, "logind inhibitor 'video-call' (a call is on) of pid"));
 	stop(&delay);
 	stop(&other);
 }
@@ -335,7 +315,7 @@ static void test_jailed_inhibitor_does_not_count(void **state)
 	assert_int_equal(qj_place(c, "app", pid), 0);
 	qj_close(c);
 	assert_true(wait_hold(h, "logind:jailed-player", false, 0, 0));
-	assert_true(log_has(h, "does not count: jailed in app app"));
+	assert_true(harness_log_has(h, "does not count: jailed in app app"));
 	if (harness_wait_int(h, "suspends", before + 1, 60000) <= before) {
 		harness_dump_log(h);
 		fail_msg("no cycle once the inhibitor's process was jailed");
@@ -354,7 +334,8 @@ static void test_failed_list_fails_closed(void **state)
 	assert_int_equal(mock_set_list_error("org.freedesktop.DBus.Error.AccessDenied"), 0);
 	assert_true(wait_hold(h, "logind", true, 0, 0));
 	assert_string_equal(status_state(h, buf, sizeof(buf)), "awake");
-	assert_true(log_has(h, "ListInhibitors failed (org.freedesktop.DBus.Error.AccessDenied)"));
+	assert_true(harness_log_has(
+		h, "ListInhibitors failed (org.freedesktop.DBus.Error.AccessDenied)"));
 	before = harness_wait_int(h, "suspends", 0, 0);
 	assert_int_equal(mock_set_list_error(""), 0);
 	assert_true(wait_hold(h, "logind", false, 0, 0));
@@ -462,7 +443,7 @@ static void test_no_bus_runs_without_bridge(void **state)
 	assert_non_null(h);
 	assert_int_equal(harness_start(h, policy_logind), 0);
 	setenv("DBUS_SYSTEM_BUS_ADDRESS", saved, 1);
-	assert_true(log_has(h, "logind bridge off: no system bus"));
+	assert_true(harness_log_has(h, "logind bridge off: no system bus"));
 	assert_true(harness_wait_int(h, "suspends", 1, 60000) >= 1);
 	assert_int_equal(harness_stop(h), 0);
 	harness_cleanup(h);
