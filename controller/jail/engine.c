@@ -1052,13 +1052,13 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 		return false;
 	if ((ps.shdpnd | ps.sigpnd) & mask)
 		return true;
-	/* A group stop under way: one thread took the SIGSTOP, others wait to stop. */
-	if (mask == 1ULL << (SIGSTOP - 1)) {
-		char state;
-
-		return qj_proc_threads_state(t->pid, &state) == 0 && state != 'T' &&
-		       qj_proc_some_thread_stopped(t->pid) == 1;
-	}
+	/*
+	 * A group stop under way: one thread took the SIGSTOP, others wait to
+	 * stop.  Not a thread in 'D': it takes the stop only when its wait ends
+	 * (a FUSE read that never returns), and runs nothing meanwhile.
+	 */
+	if (mask == 1ULL << (SIGSTOP - 1))
+		return qj_proc_stop_under_way(t->pid) == 1;
 	return false;
 }
 

@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/param.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -627,6 +629,62 @@ static void test_stop_taken_by_another_thread(void **state)
 	assert_string_equal(got, "SIGSTOP:blocked");
 }
 
+/* The private FUSE mount of test_d_state_thread, detached by its teardown. */
+static char fuse_dir[128];
+
+static int teardown_fuse(void **state)
+{
+	/* The server dies with the teardown; its reader's read then fails. */
+	if (fuse_dir[0])
+		(void)umount2(fuse_dir, MNT_DETACH);
+	fuse_dir[0] = 0;
+	return teardown(state);
+}
+
+/*
+ * A process with one thread stuck in 'D' on a FUSE read that is never answered
+ * (a private server outside the jail) and one busy thread, and an idle sleeper
+ * in the same app.  The busy thread is stopped; the 'D' thread never joins the
+ * group stop, but it runs nothing: the quiesce ends ("suspending"), no
+ * quiesce-timeout.  It once held the app's verdict open ("group stop under
+ * way") until the bound, every cycle, for as long as the read stayed stuck.
+ */
+static void test_d_state_thread(void **state)
+{
+	struct itest *t = *state;
+	char file[160], got[256];
+	pid_t adv, server, sleeper;
+
+	ITEST_REQUIRE(t);
+	if (access("/dev/fuse", R_OK | W_OK) < 0)
+		fail_msg("no /dev/fuse: %s", strerror(errno));
+	/* The mount lives in this test's own mount namespace only. */
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(fuse_dir, sizeof(fuse_dir), "%s/fuse", t->tmpdir);
+	assert_int_equal(mkdir(fuse_dir, 0755), 0);
+	assert_int_equal(setenv("QJ_FUSE_DIR", fuse_dir, 1), 0);
+	start(t);
+	server = itest_spawn(t, "qj-fusehang", NULL, NULL, 0);
+	assert_true(server > 0);
+	snprintf(file, sizeof(file), "%s/stuck", fuse_dir);
+	assert_int_equal(setenv("QJ_FUSE_FILE", file, 1), 0);
+	adv = itest_spawn(t, "qj-fusereader", "adv", NULL, 0);
+	assert_true(adv > 0);
+	sleeper = itest_spawn(t, "qj-sleeper", "adv", NULL, 0);
+	assert_true(sleeper > 0);
+	usleep(200 * 1000);
+	contain(t, 1);
+	assert_int_equal(itest_log_count_app(t, "adv", "quiesce-timeout"), 0);
+	assert_true(itest_log_of(t, adv, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "SIGSTOP:blocked");
+	assert_true(itest_log_of(t, sleeper, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+	/* The reader is still stuck, the server still serving: nothing was killed. */
+	assert_int_equal(kill(server, 0), 0);
+	assert_int_equal(count_outcome(t, "killed"), 0);
+}
+
 /*
  * A busy app no rung may touch (a ladder of one notify rung, and no consent): the
  * quiesce ends at its bound in a failure the kill log explains.
@@ -692,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_group_stop_undone_by_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_notify_needs_consent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_death_after_resume_logged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_d_state_thread, setup, teardown_fuse),
 	};
 
 	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_hop*' */
