@@ -90,8 +90,7 @@ struct task {
 	bool sent_stop;
 	bool killed_by_us;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
-	/* The signal of its last rung was still pending when its app's group window began. */
-	bool sig_pending_at_start;
+	unsigned threads; /* at the last look: a group stop needs two */
 	/* When the signal of its last rung was last seen pending (not yet taken). */
 	uint64_t sig_seen_usec;
 	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
@@ -130,6 +129,13 @@ struct app_state {
 	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
+	/*
+	 * Acted on this step: its window's base (usage, signals still pending) is
+	 * taken once at the end of the step, not once per task acted on (O(n^2)).
+	 */
+	bool restart_due;
+	/* The signal of a rung was still pending on a task of it when its window began. */
+	bool pending_at_start;
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
 	uint64_t last_cpu_ms, last_window_ms;
 	/* Per step: what its tasks say. */
@@ -172,6 +178,7 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+	int keep_fds_below; /* a task's /proc files are kept open when its pidfd is below */
 	unsigned resyncs;
 
 	struct follow *follows;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -139,7 +140,13 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 			goto fail;
 		}
 	}
-	/* Three fds per jailed process during a quiesce (pidfd, schedstat, status). */
+	/*
+	 * Up to three fds per jailed process during a quiesce (pidfd, schedstat,
+	 * status).  The /proc files are kept open only while the pidfds are below
+	 * half the limit (fds are allocated lowest first, so a pidfd's number is
+	 * about how many are open): 10,000 tasks fit a 20,000-fd limit, with room
+	 * left for clients, follows and the kill log.
+	 */
 	{
 		struct rlimit rl;
 
@@ -149,6 +156,9 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 				log_debug_errno(errno,
 						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
 		}
+		e->keep_fds_below = INT_MAX;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 2 < (rlim_t)INT_MAX)
+			e->keep_fds_below = (int)(rl.rlim_cur / 2);
 	}
 	/* Say so at start, not only when a cycle fails: every signal goes through pidfds. */
 	r = pidfd_open(getpid(), 0);
@@ -516,13 +526,24 @@ struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid)
 		       NULL;
 }
 
-static void slack_apply(struct qj_engine *e, struct task *t)
+/* @st: the process's stat, read just before (a single thread's start time is its own). */
+static void slack_apply(struct qj_engine *e, struct task *t, const struct qj_proc_stat *pst)
 {
 	pid_t *tids = NULL;
 	size_t n = 0;
 
-	if (e->p->timer_slack_nsec == 0 || qj_proc_tids(t->pid, &tids, &n) < 0)
+	if (e->p->timer_slack_nsec == 0)
 		return;
+	if (pst->num_threads == 1) {
+		/* No listing of its threads: 10,000 tasks are tracked in one step. */
+		tids = malloc(sizeof(*tids));
+		if (!tids)
+			return;
+		tids[0] = t->pid;
+		n = 1;
+	} else if (qj_proc_tids(t->pid, &tids, &n) < 0) {
+		return;
+	}
 	t->slack = calloc(n, sizeof(*t->slack));
 	if (!t->slack) {
 		free(tids);
@@ -532,8 +553,11 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		struct qj_proc_stat st;
 		uint64_t old;
 
-		if (qj_proc_stat_read(tids[i], &st) < 0 ||
-		    qj_proc_timerslack_get(tids[i], &old) < 0)
+		if (n == 1 && tids[i] == t->pid)
+			st = *pst;
+		else if (qj_proc_stat_read(tids[i], &st) < 0)
+			continue;
+		if (qj_proc_timerslack_get(tids[i], &old) < 0)
 			continue;
 		/* Inherited from a parent we slacked: its own value is the default. */
 		if (old == e->p->timer_slack_nsec)
@@ -601,6 +625,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 		goto fail;
 	t.start_time = st.start_time;
 	t.ppid = st.ppid;
+	t.threads = st.num_threads;
 	memcpy(t.comm, st.comm, sizeof(t.comm));
 	r = qj_proc_status_read(pid, &ps);
 	if (r < 0)
@@ -611,10 +636,11 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	r = qj_proc_exe(pid, &t.exe);
 	if (r < 0)
 		goto fail;
-	r = qj_sample_open(&t.sample, pid);
+	/* Its /proc files kept open while fds are plenty; the pidfd is never given up. */
+	r = qj_sample_open(&t.sample, pid, t.pidfd < e->keep_fds_below);
 	if (r < 0)
 		goto fail;
-	r = qj_sample_restart(&t.sample, &st, now);
+	r = qj_sample_restart_status(&t.sample, &st, &ps, now);
 	if (r < 0)
 		goto fail;
 	t.app = strdup(app);
@@ -624,7 +650,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	}
 	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
 	t.seen = e->generation;
-	slack_apply(e, &t);
+	slack_apply(e, &t, &st);
 	if (t.n_slack)
 		e->state_dirty = true;
 	*ret = t;
@@ -729,7 +755,7 @@ static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_
 static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 {
 	struct qj_proc_stat st;
-	struct qj_proc_status ps;
+	struct qj_proc_status ps = {};
 	enum qj_task_activity act;
 	uint64_t window_t0, cpu_base_ns;
 	int r;
@@ -765,7 +791,9 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		if (r < 0 || st.state == 'Z')
 			return 0; /* exiting: the pidfd will say so */
 	}
-	if (t->killed_by_us || t->stopped_by_us) {
+	t->threads = st.num_threads;
+	/* A stop in effect needs no look at the pending signals (10,000 confirmations). */
+	if (t->killed_by_us || (t->stopped_by_us && st.state != 'T' && st.state != 't')) {
 		r = qj_proc_status_read(t->pid, &ps);
 		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
 			return log_warning_errno(r, "Failed to read the signals of %d (%s): %m",
@@ -783,10 +811,9 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		return 0;
 	}
 	if (st.state == 'T' || st.state == 't') {
+		/* Measured afresh from its first look once it runs again. */
 		t->activity = QJ_TASK_STOPPED;
-		r = qj_sample_restart(&t->sample, &st, now);
-		if (r < 0 && !exited(r, t))
-			return r;
+		t->sample.have_base = false;
 		return 0;
 	}
 	if (t->stopped_by_us) {
@@ -940,15 +967,22 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		   qj_action_to_string(action), t->pid, t->comm, cg ? cg : t->app,
 		   t->pending_reason, t->pending_cpu_ms, t->pending_window_ms);
 	t->activity = QJ_TASK_UNKNOWN;
-	if (qj_proc_stat_read(t->pid, &st) == 0)
+	/*
+	 * Its next window starts at its next look (after the confirmation), not
+	 * here: a step that stops 10,000 tasks reads nothing more of them.  A
+	 * notified task's CPU is read now: its budget to wind down counts from it.
+	 */
+	t->sample.have_base = false;
+	if (action == QJ_ACTION_SIGXCPU && qj_proc_stat_read(t->pid, &st) == 0)
 		(void)qj_sample_restart(&t->sample, &st, now);
 	t->notify_cpu_ns = t->sample.base.cpu_ns;
 	return 1;
 }
 
 static int sample_groups(struct qj_engine *e, uint64_t now);
+static void group_restarts_flush(struct qj_engine *e);
 
-int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
+static int quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
 	int r;
 
@@ -965,7 +999,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 		struct app_state *a = &e->apps[i];
 
 		a->struck = false;
-		a->have_base = a->busy = a->judged = a->suspect = false;
+		a->have_base = a->busy = a->judged = a->suspect = a->restart_due = false;
 		a->g_rung = -1;
 		a->g_sweeping = a->g_pending = false;
 		a->g_n = 0;
@@ -1058,18 +1092,37 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 	 * (a FUSE read that never returns), and runs nothing meanwhile.
 	 */
 	if (mask == 1ULL << (SIGSTOP - 1))
-		return qj_proc_stop_under_way(t->pid) == 1;
+		return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
 	return false;
 }
 
-/* @a's window begins: which of its tasks acted on still wait to take their signal. */
+/*
+ * Would a window starting now measure @t running as it did before its last
+ * action?  Yes while the signal waits to be taken, except a SIGSTOP still
+ * queued: the task has not run since it was sent (a running one takes it at
+ * once) and stops before it runs anything of its own.  Starved at the idle
+ * class on a loaded host it may stay queued for the whole cycle, and counting
+ * it kept its app from ever being judged (docs/decisions.md).
+ */
+static bool action_in_flight(struct qj_engine *e, struct task *t)
+{
+	if (e->p->rungs[t->rung].action == QJ_ACTION_SIGSTOP && !t->killed_by_us)
+		return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
+	return qj_eng_task_signal_pending(e, t);
+}
+
+/*
+ * @a's window begins: is an action on a task of it still in flight?  The first
+ * one found answers (10,000 tasks just stopped: one read).
+ */
 static void group_wait_base(struct qj_engine *e, struct app_state *a)
 {
-	for (size_t i = 0; i < e->n_tasks; i++) {
+	a->pending_at_start = false;
+	for (size_t i = 0; i < e->n_tasks && !a->pending_at_start; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (strcmp(t->app, a->name) == 0)
-			t->sig_pending_at_start = qj_eng_task_signal_pending(e, t);
+		if (t->rung >= 0 && !t->gone && strcmp(t->app, a->name) == 0)
+			a->pending_at_start = action_in_flight(e, t);
 	}
 }
 
@@ -1102,27 +1155,39 @@ static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64
  */
 static bool group_window_spans_action(const struct qj_engine *e, const struct app_state *a)
 {
-	for (size_t i = 0; i < e->n_tasks; i++) {
-		const struct task *t = &e->tasks[i];
-
-		if (t->sig_pending_at_start && strcmp(t->app, a->name) == 0)
-			return true;
-	}
-	return false;
+	(void)e;
+	return a->pending_at_start;
 }
 
-/* Starts @a's next group window now: what came before an action says nothing after it. */
+/*
+ * Starts @a's next group window now: what came before an action says nothing
+ * after it.  Its base is read by group_restarts_flush() at the end of the step,
+ * once every action of the step was taken.
+ */
 void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
-	uint64_t usage, stall;
-
+	(void)e;
 	a->judged = false;
 	a->busy = false;
-	a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
 	a->t0_usec = now;
-	a->base_usec = a->have_base ? usage : 0;
-	a->base_stall_usec = a->have_base ? stall : 0;
-	group_wait_base(e, a);
+	a->restart_due = true;
+}
+
+/* The bases of the windows the step's actions restarted: after the last action. */
+static void group_restarts_flush(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		uint64_t usage, stall;
+
+		if (!a->restart_due)
+			continue;
+		a->restart_due = false;
+		a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
+		a->base_usec = a->have_base ? usage : 0;
+		a->base_stall_usec = a->have_base ? stall : 0;
+		group_wait_base(e, a);
+	}
 }
 
 /*
@@ -1132,6 +1197,7 @@ void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now
  */
 static int sample_groups(struct qj_engine *e, uint64_t now)
 {
+	group_restarts_flush(e); /* a step that failed part-way left them */
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		uint64_t usage, stall;
@@ -1180,6 +1246,7 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 		a->t0_usec = now;
 		a->base_usec = usage;
 		a->base_stall_usec = stall;
+		a->restart_due = false;
 		group_wait_base(e, a);
 	}
 	return 0;
@@ -1427,7 +1494,7 @@ static int quiesce_timeout(struct qj_engine *e, uint64_t now)
 	return -ETIMEDOUT;
 }
 
-int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
+static int quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
 {
 	uint64_t next = USEC_INFINITY;
 	bool all_blocked = true, changed = false;
@@ -1615,6 +1682,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			return r;
 		changed |= r > 0;
 	}
+	group_restarts_flush(e);
 	follow_sync(e);
 	if (changed || e->state_dirty) {
 		r = qj_eng_save_state(e);
@@ -1713,7 +1781,7 @@ static void write_summary(struct qj_engine *e, const char *why, uint64_t now, un
 		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
 }
 
-int qj_engine_restore(struct qj_engine *e, const char *why)
+static int restore(struct qj_engine *e, const char *why)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 	unsigned continued = 0, thawed = 0;
@@ -1787,6 +1855,57 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	if (r < 0 && ret == 0)
 		ret = r;
 	return ret;
+}
+
+/*
+ * The kill log's records of one step are fsync'd once, when the step ends:
+ * before the daemon acts on its result (docs/decisions.md).
+ */
+static void log_defer(struct qj_engine *e)
+{
+	if (e->log)
+		qj_killlog_defer_sync(e->log);
+}
+
+static void log_sync(struct qj_engine *e)
+{
+	int r;
+
+	if (!e->log)
+		return;
+	r = qj_killlog_sync(e->log);
+	if (r < 0)
+		log_warning_errno(r, "Failed to sync the kill log, records counted lost: %m");
+}
+
+int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
+{
+	int r;
+
+	log_defer(e);
+	r = quiesce_begin(e, cycle, now_usec);
+	log_sync(e);
+	return r;
+}
+
+int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
+{
+	int r;
+
+	log_defer(e);
+	r = quiesce_step(e, now_usec, ret_next_usec);
+	log_sync(e);
+	return r;
+}
+
+int qj_engine_restore(struct qj_engine *e, const char *why)
+{
+	int r;
+
+	log_defer(e);
+	r = restore(e, why);
+	log_sync(e);
+	return r;
 }
 
 int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)

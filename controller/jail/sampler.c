@@ -85,13 +85,15 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 										     QJ_TASK_IDLE;
 }
 
-int qj_sample_open(struct qj_sample *s, pid_t pid)
+int qj_sample_open(struct qj_sample *s, pid_t pid, bool keep)
 {
 	char path[64];
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	s->status_fd = -EBADF;
+	s->fd = s->status_fd = -EBADF;
+	if (!keep)
+		return 0; /* opened by path at each read */
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
@@ -230,26 +232,95 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 	return 0;
 }
 
-int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret)
+/* A single-threaded task whose files are not kept open: opened for this read. */
+static int add_unkept(pid_t pid, char state, struct qj_demand *d)
+{
+	_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	tfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (tfd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	return add_thread(sfd, tfd, state, d);
+}
+
+static long clock_hz(void)
 {
 	static long hz;
-	struct qj_demand d = {};
-	int r;
 
 	if (!hz) {
 		hz = sysconf(_SC_CLK_TCK);
 		if (hz <= 0)
 			hz = 100;
 	}
+	return hz;
+}
+
+int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret)
+{
+	long hz = clock_hz();
+	struct qj_demand d = {};
+	int r;
+
 	/* Threads that exited earlier drop out of the sums: a few ticks of error. */
 	if (st->num_threads > 1)
 		r = add_threads(s->pid, &d);
-	else
+	else if (s->fd >= 0 && s->status_fd >= 0)
 		r = add_thread(s->fd, s->status_fd, st->state, &d);
+	else
+		r = add_unkept(s->pid, st->state, &d);
 	if (r < 0)
 		return r;
 	d.children_ns = (st->cutime + st->cstime) * (1000000000ULL / (uint64_t)hz);
 	*ret = d;
+	return 0;
+}
+
+int qj_sample_restart_status(struct qj_sample *s, const struct qj_proc_stat *st,
+			     const struct qj_proc_status *ps, uint64_t now_usec)
+{
+	char buf[256];
+	struct qj_demand d = {};
+	uint64_t cpu, wait, slices;
+	int r;
+
+	if (st->num_threads > 1)
+		return qj_sample_restart(s, st, now_usec);
+	/* One thread: its status is the process's, read by the caller a moment ago. */
+	if (s->fd >= 0) {
+		r = pread_text(s->fd, buf, sizeof(buf));
+	} else {
+		_cleanup_close_ int fd = -EBADF;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", s->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? (errno == ENOENT ? -ESRCH : negative_errno()) :
+			     pread_text(fd, buf, sizeof(buf));
+	}
+	if (r < 0)
+		return r;
+	r = qj_proc_schedstat_parse(buf, &cpu, &wait, &slices);
+	if (r < 0)
+		return r;
+	d = (struct qj_demand){ .cpu_ns = cpu,
+				.wait_ns = wait,
+				.slices = slices,
+				.voluntary = ps->voluntary_switches,
+				.nonvoluntary = ps->nonvoluntary_switches,
+				.runnable = st->state == 'R',
+				.runnable_spinner = st->state == 'R' &&
+						    ps->nonvoluntary_switches >=
+							    ps->voluntary_switches };
+	d.children_ns = (st->cutime + st->cstime) * (1000000000ULL / (uint64_t)clock_hz());
+	s->have_base = true;
+	s->t0_usec = now_usec;
+	s->base = d;
 	return 0;
 }
 

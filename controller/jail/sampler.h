@@ -33,7 +33,7 @@ struct qj_demand {
 struct qj_sample {
 	pid_t pid;
 	int fd; /* kept /proc/PID/schedstat: one pread per window for single-threaded tasks */
-	int status_fd; /* kept /proc/PID/status */
+	int status_fd; /* kept /proc/PID/status; both -EBADF when not kept */
 	bool have_base;
 	uint64_t t0_usec;
 	struct qj_demand base;
@@ -48,11 +48,22 @@ struct qj_sample {
  * would look gone) or reads no run time (every task would look idle).
  */
 int qj_sample_check(const char *proc_dir);
-int qj_sample_open(struct qj_sample *s, pid_t pid);
+/*
+ * Starts sampling @pid.  @keep: keep its /proc files open (one pread each per
+ * read); else they are opened at each read, for when fds are scarce (10,000
+ * tasks under a 20,000-fd limit).
+ */
+int qj_sample_open(struct qj_sample *s, pid_t pid, bool keep);
 void qj_sample_close(struct qj_sample *s);
 int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret);
 /* Starts a new window at @now. */
 int qj_sample_restart(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec);
+/*
+ * The same, for a process whose /proc/PID/status (@ps) the caller read just
+ * before: a single-threaded one's is not read again.
+ */
+int qj_sample_restart_status(struct qj_sample *s, const struct qj_proc_stat *st,
+			     const struct qj_proc_status *ps, uint64_t now_usec);
 /*
  * When a window of at least @window_usec has passed since the last restart:
  * classifies (BUSY, IDLE, or UNKNOWN for a starved window), starts the next
