@@ -125,6 +125,18 @@ static int v2_path(pid_t pid, char *buf, size_t size)
 	return -ENOENT;
 }
 
+/*
+ * Whether the process is on its way out: cgroup.procs accepts the pid of a task that
+ * is exiting (PF_EXITING) and leaves it where it is, before its pidfd says it exited.
+ */
+static bool exiting(pid_t pid, int pidfd)
+{
+	struct qj_proc_stat st;
+
+	return qj_pidfd_exited(pidfd) || qj_proc_stat_read(pid, &st) < 0 ||
+	       (st.flags & QJ_PF_EXITING);
+}
+
 /* Who the pidfd names, and whether the caller may hand it over; *ret_pid on success. */
 static int check_child(const struct qj_adopt_caller *c, const struct qj_policy *p, int pidfd,
 		       pid_t *ret_pid, char *err, size_t err_len)
@@ -209,7 +221,14 @@ int qj_adopt_child(struct qj_engine *e, const struct qj_policy *p, const struct 
 	if (r >= 0)
 		r = v2_path(pid, cgroup, cgroup_len);
 	if (r >= 0 && qj_pidfd_exited(pidfd))
+		r = -ESRCH; /* what was read may have been another process at that pid */
+	/* An exiting task is not moved: gone is ESRCH, whatever the reads said. */
+	if (r < 0 && exiting(pid, pidfd))
 		r = -ESRCH;
+	if (r == -ESRCH) {
+		snprintf(err, err_len, "the child exited while being placed into '%s'", app);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(err, err_len, "the child is not in the cgroup of '%s' after the move: %s",
 			 app, strerror(-r));
