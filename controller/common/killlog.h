@@ -31,7 +31,8 @@ struct qj_kill_record {
 	const char *reason;
 	uint64_t cpu_ms; /* CPU (+ run-queue wait) used over window_ms */
 	uint64_t window_ms;
-	const char *outcome; /* blocked, exited, killed, continued-by-other, ignored, restored */
+	/* blocked, exited, killed, continued-by-other, ignored, restored (exit records: unknown) */
+	const char *outcome;
 	unsigned strikes;
 };
 

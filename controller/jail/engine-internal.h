@@ -49,8 +49,10 @@ struct follow {
 	char *exe;
 	uid_t uid;
 	const char *after; /* the last action taken on it */
-	int exit_code;
+	int exit_code; /* the process's, as wait(2) would report it (see qj_eng_on_exit_event()) */
 	bool have_code;
+	bool leader_exited; /* the exit event of its main thread was read */
+	uint64_t dead_usec; /* when its pidfd was first seen readable without an exit code */
 };
 
 /* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
@@ -76,6 +78,7 @@ struct task {
 	uid_t uid;
 	pid_t ppid;
 	unsigned spawned; /* new jailed processes it started in the current window */
+	uint64_t added_usec; /* when the engine began to track it */
 	bool catches_sigxcpu;
 	bool consents; /* asked for the notification itself */
 	struct qj_sample sample;
@@ -89,6 +92,8 @@ struct task {
 	 */
 	bool sent_stop;
 	bool killed_by_us;
+	/* Its SIGSTOP is queued, not taken: it counts as stopped, its record waits. */
+	bool stop_queued;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
 	unsigned threads; /* at the last look: a group stop needs two */
 	/* When the signal of its last rung was last seen pending (not yet taken). */

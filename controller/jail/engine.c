@@ -442,6 +442,7 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 	char reason[48];
 	json_t *o;
 
+	/* Without its exit event nothing says how it died: not "exited". */
 	if (!f->have_code)
 		snprintf(reason, sizeof(reason), "unknown");
 	else if (sig)
@@ -457,19 +458,39 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm",
 		      qj_json_string_escaped(f->comm), "exe", qj_json_string_escaped(f->exe), "uid",
 		      (int)f->uid, "cgroup", qj_json_string_escaped(cg), "action", "exit", "reason",
-		      reason, "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
-		      f->have_code && sig ? json_string(reason) : json_null());
+		      reason, "after", f->after, "outcome",
+		      !f->have_code ? "unknown" :
+		      sig	    ? "killed" :
+				      "exited",
+		      "signal", f->have_code && sig ? json_string(reason) : json_null());
 	append_record(e, o);
 }
+
+/*
+ * How long a dead process's exit event may still be on its way: the event
+ * leaves before its pidfd turns readable, but the daemon reads it later, and on
+ * a loaded machine much later.  Past this (an overrun lost it), "unknown".
+ */
+#define EXIT_EVENT_WAIT_USEC (5 * USEC_PER_SEC)
 
 /* Logs followed processes that are gone, drops those followed long enough. */
 void qj_eng_follow_prune(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_follows;) {
 		struct follow *f = &e->follows[i];
+		bool dead = qj_pidfd_exited(f->pidfd);
 
+		if (dead && !f->have_code && e->pm) {
+			/* Its exit event waits to be read: it says how it died. */
+			if (!f->dead_usec)
+				f->dead_usec = now;
+			if (now < f->dead_usec + EXIT_EVENT_WAIT_USEC) {
+				i++;
+				continue;
+			}
+		}
 		/* Followed long enough: a later death is not for the record. */
-		if (now < f->until_usec && qj_pidfd_exited(f->pidfd))
+		if (dead && (now < f->until_usec || f->dead_usec))
 			log_exit(e, f);
 		else if (now < f->until_usec) {
 			i++;
@@ -488,12 +509,21 @@ void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
 
 	if (!f)
 		return;
-	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec) {
+	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec && !f->dead_usec) {
 		follow_remove(e, f); /* died long after the resume: not for the record */
 		return;
 	}
-	/* Threads of a group exit carry the group's code; the last one is the process's. */
-	f->exit_code = ev->exit_code;
+	/*
+	 * The process's status is its main thread's exit code (wait(2) reports
+	 * it), or the group's when the group exits after the main thread did:
+	 * every thread of a group exit carries the group's code or signal.  A
+	 * thread that exits alone after the main thread says nothing of the
+	 * process: the last event was taken for the process's, and an exit(255)
+	 * was logged "status 0".
+	 */
+	if (ev->pid == ev->tgid || !f->leader_exited || ev->exit_code != 0)
+		f->exit_code = ev->exit_code;
+	f->leader_exited |= ev->pid == ev->tgid;
 	f->have_code = true;
 	/*
 	 * The event leaves before the exit is complete.  When this was the last
@@ -625,6 +655,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	if (r < 0)
 		goto fail;
 	t.start_time = st.start_time;
+	t.added_usec = now;
 	t.ppid = st.ppid;
 	t.threads = st.num_threads;
 	memcpy(t.comm, st.comm, sizeof(t.comm));
@@ -749,6 +780,28 @@ static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_
 }
 
 /*
+ * Of the processes @t started since @since, those gone already: too
+ * short-lived to be judged on their own, they make it a forker.  Those alive
+ * are tracked and judged themselves: a shell waiting for the pipeline it
+ * started is not busy (it was stopped, "busy, 0 ms").
+ */
+static unsigned short_lived_children(const struct qj_engine *e, const struct task *t,
+				     uint64_t since)
+{
+	unsigned alive = 0;
+
+	if (t->spawned < 2)
+		return t->spawned;
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		const struct task *c = &e->tasks[i];
+
+		alive += c->ppid == t->pid && !c->gone && c->added_usec >= since &&
+			 strcmp(c->app, t->app) == 0;
+	}
+	return alive < t->spawned ? t->spawned - alive : 0;
+}
+
+/*
  * Updates t->activity from /proc and the sample window.  Fails closed: any
  * error other than the task having exited is returned, and the step fails
  * rather than take an unreadable task for a quiet one.
@@ -811,6 +864,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->activity = QJ_TASK_FROZEN;
 		return 0;
 	}
+	t->stop_queued = false;
 	if (st.state == 'T' || st.state == 't') {
 		/* Measured afresh from its first look once it runs again. */
 		t->activity = QJ_TASK_STOPPED;
@@ -824,6 +878,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 */
 		if ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))) {
 			t->activity = QJ_TASK_STOPPED;
+			t->stop_queued = true;
 			return 0;
 		}
 		/*
@@ -870,7 +925,8 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 
 		act = qj_demand_task_verdict(&(struct qj_task_window){
 			.activity = act,
-			.spawned = t->spawned,
+			.spawned = act == QJ_TASK_IDLE ? short_lived_children(e, t, window_t0) :
+							 t->spawned,
 			.acted_on = t->rung >= 0,
 			.runnable = st.state == 'R',
 			.signal_pending = t->sig_seen_usec >= window_t0,
@@ -1531,7 +1587,9 @@ static int quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 			return r;
 		if (t->gone)
 			continue;
-		if (t->pending && (t->activity == QJ_TASK_IDLE || t->activity == QJ_TASK_STOPPED ||
+		/* "blocked" once the kernel says so: a queued stop is not taken yet. */
+		if (t->pending && (t->activity == QJ_TASK_IDLE ||
+				   (t->activity == QJ_TASK_STOPPED && !t->stop_queued) ||
 				   t->activity == QJ_TASK_FROZEN))
 			log_action(e, t, "blocked");
 		else if (t->pending && t->activity == QJ_TASK_CONTINUED &&

@@ -56,6 +56,19 @@ uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b
 	return d;
 }
 
+uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *b,
+			     uint64_t window_usec, unsigned threads)
+{
+	uint64_t cpu = sub(b->cpu_ns, a->cpu_ns), wait = 0, most;
+
+	if (b->voluntary == a->voluntary && b->slices > a->slices)
+		wait = sub(b->wait_ns, a->wait_ns);
+	/* Each thread was on a CPU or waiting for one for the window at most. */
+	most = (uint64_t)(threads ? threads : 1) * window_usec * NSEC_PER_USEC;
+	wait = wait < sub(most, cpu) ? wait : sub(most, cpu);
+	return cpu + sub(b->children_ns, a->children_ns) + wait;
+}
+
 enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct qj_demand *b,
 					 uint64_t window_usec, double threshold, bool use_history)
 {
@@ -351,8 +364,9 @@ int qj_sample_observe(struct qj_sample *s, const struct qj_proc_stat *st, uint64
 	r = qj_sample_read(s, st, &d);
 	if (r < 0)
 		return r;
-	s->last_ns = qj_demand_delta_ns(&s->base, &d);
 	s->last_window_usec = now_usec - s->t0_usec;
+	/* The figure the kill log gives; the verdict below weighs the raw demand. */
+	s->last_ns = qj_demand_window_ns(&s->base, &d, s->last_window_usec, st->num_threads);
 	*ret = qj_demand_classify(&s->base, &d, s->last_window_usec, threshold, use_history);
 	s->t0_usec = now_usec;
 	s->base = d;

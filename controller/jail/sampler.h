@@ -79,6 +79,16 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 					 uint64_t window_usec, double threshold, bool use_history);
 /* Pure: the demand between two readings (see the header comment). */
 uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b);
+/*
+ * Pure: the demand between two readings as a figure of the window from @a to @b,
+ * @window_usec long, of a process with @threads threads: its CPU and its reaped
+ * children's as the kernel counted them, and its run-queue wait no longer than
+ * its threads can have waited within the window.  The kernel brings a starved
+ * task's wait up to date only when it runs: 16 s of wait could land in a 300 ms
+ * window, and the kill log said "busy, 16,040 ms of 300 ms".
+ */
+uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *b,
+			     uint64_t window_usec, unsigned threads);
 /* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
 bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
 
@@ -99,7 +109,7 @@ bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_
 /* What a task's verdict may borrow from its app's window. */
 struct qj_task_window {
 	enum qj_task_activity activity; /* the task's own verdict (qj_sample_observe) */
-	unsigned spawned; /* processes it started during the window */
+	unsigned spawned; /* processes it started during the window, gone by its end */
 	bool acted_on; /* a rung of this cycle was applied to it */
 	bool runnable; /* 'R' in /proc/PID/stat now */
 	bool signal_pending; /* the signal of its last rung was seen pending in the window */
@@ -111,7 +121,8 @@ struct qj_task_window {
 };
 /*
  * Pure: the task's verdict.  An idle forker (two or more processes started in the
- * window) of a busy app is busy: its children are too short-lived to be caught.  A task
+ * window and gone by its end) of a busy app is busy: its children are too
+ * short-lived to be caught.  A task
  * acted on and starved since (no complete window), runnable, of an app judged busy is
  * busy: that want is its own (a SIGTERM it ignores, starved at the idle class).  A busy
  * task acted on whose signal was pending in the window is unknown: what it wanted the

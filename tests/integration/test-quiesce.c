@@ -329,6 +329,51 @@ static void test_quiesce_large_group(void **state)
 	assert_int_equal(itest_log_count_app(t, "herd", "SIGSTOP"), (int)n);
 }
 
+/*
+ * A SIGSTOP still queued on a task the idle class starves (two CPU hogs beside
+ * it) counts as stopped for the quiesce, but its record says "blocked" only once
+ * the stop took effect ('T'): it was written while the stop was still pending.
+ */
+static void test_blocked_only_when_stopped(void **state)
+{
+	struct itest *t = *state;
+	pid_t busy[3], hog[2];
+	char got[256];
+	int queued = 0;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = true;
+	qj_test_policy_add_app(t->p, "busy");
+	assert_int_equal(itest_start_engine(t), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(hog); i++) {
+		hog[i] = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+		assert_true(hog[i] > 0);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(busy); i++) {
+		busy[i] = itest_spawn(t, "qj-busy", "busy", NULL, 0);
+		assert_true(busy[i] > 0);
+	}
+	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
+	assert_int_equal(itest_steps(t, 60 * USEC_PER_SEC), 1);
+	for (size_t i = 0; i < ARRAY_SIZE(busy); i++) {
+		/* The log first: a stop taken after the last step is not in it yet. */
+		assert_true(itest_log_of(t, busy[i], got, sizeof(got)) >= 0);
+		queued += itest_state(busy[i]) != 'T';
+		if (strcmp(got, "SIGSTOP:blocked") == 0 && itest_state(busy[i]) != 'T')
+			fail_msg("%d logged blocked with its stop still queued", busy[i]);
+		assert_true(strcmp(got, "") == 0 || strcmp(got, "SIGSTOP:blocked") == 0);
+		assert_true(stopped_or_stopping(busy[i]));
+	}
+	print_message("stops still queued when the quiesce ended: %d of %zu\n", queued,
+		      ARRAY_SIZE(busy));
+	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(busy); i++) {
+		assert_true(itest_log_of(t, busy[i], got, sizeof(got)) >= 0);
+		assert_true(strcmp(got, "SIGSTOP:blocked") == 0 ||
+			    strcmp(got, "SIGSTOP:restored") == 0);
+	}
+}
+
 /* QOS_NONE: idle CPU class and timer slack while quiescing, restored exactly. */
 static void test_quiesce_qos_none(void **state)
 {
@@ -498,6 +543,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_grace_no_step_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampling_error_fails_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce_large_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_blocked_only_when_stopped, setup, teardown),
 	};
 
 	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_quiesce_loaded*' */

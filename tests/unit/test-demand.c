@@ -50,6 +50,65 @@ static void test_demand_app_busy(void **state)
 	}
 }
 
+/* The figure of a window never says more than the kernel can have counted in it. */
+static void test_demand_window_figure(void **state)
+{
+	static const struct {
+		const char *what;
+		struct qj_demand a, b;
+		uint64_t window_usec;
+		unsigned threads;
+		uint64_t want_ns;
+	} cases[] = {
+		{ "a spinner: its CPU",
+		  { .slices = 1 },
+		  { .cpu_ns = 290000000, .slices = 9 },
+		  300000,
+		  1,
+		  290000000 },
+		{ "starved 16 s, then ran: its wait is the window's at most",
+		  { .cpu_ns = 1000000, .slices = 5, .runnable = true },
+		  { .cpu_ns = 41000000, .wait_ns = 16000000000ULL, .slices = 6, .runnable = true },
+		  300000,
+		  1,
+		  300000000 },
+		{ "two threads wait twice as long",
+		  { .slices = 5 },
+		  { .cpu_ns = 100000000, .wait_ns = 9000000000ULL, .slices = 6 },
+		  300000,
+		  2,
+		  600000000 },
+		{ "CPU on two CPUs is what it is",
+		  { .slices = 5 },
+		  { .cpu_ns = 590000000, .slices = 80 },
+		  300000,
+		  2,
+		  590000000 },
+		{ "reaped children's CPU is theirs, whatever the window",
+		  { .slices = 5 },
+		  { .cpu_ns = 1000000, .children_ns = 900000000, .slices = 6 },
+		  300000,
+		  1,
+		  901000000 },
+		{ "a task that blocked: no wait counted",
+		  { .slices = 5 },
+		  { .cpu_ns = 1000000, .wait_ns = 5000000, .voluntary = 3, .slices = 9 },
+		  300000,
+		  1,
+		  1000000 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t got = qj_demand_window_ns(&cases[i].a, &cases[i].b, cases[i].window_usec,
+						   cases[i].threads);
+
+		if (got != cases[i].want_ns)
+			fail_msg("%s: %llu ns, want %llu ns", cases[i].what,
+				 (unsigned long long)got, (unsigned long long)cases[i].want_ns);
+	}
+}
+
 static void test_demand_task_verdict(void **state)
 {
 	static const struct {
@@ -137,6 +196,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_demand_app_busy),
 		cmocka_unit_test(test_demand_task_verdict),
+		cmocka_unit_test(test_demand_window_figure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
