@@ -141,6 +141,9 @@ struct app_state {
 	bool restart_due;
 	/* The signal of a rung was still pending on a task of it when its window began. */
 	bool pending_at_start;
+	/* The machine's runnable tasks outside the jail (engine sums) when its window began. */
+	double others_base_sum;
+	unsigned others_base_n;
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
 	uint64_t last_cpu_ms, last_window_ms;
 	/* Per step: what its tasks say. */
@@ -184,6 +187,12 @@ struct qj_engine {
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
 	int keep_fds_below; /* a task's /proc files are kept open when its pidfd is below */
+	/* The machine's load, for an app's share of it (qj_demand_share()). */
+	unsigned cpus;
+	double others_sum; /* runnable tasks outside the jail, summed over steps */
+	unsigned others_n; /* steps summed */
+	double others_now; /* at the last step */
+	unsigned jail_running, jail_running_now; /* jailed tasks seen in 'R': last step, this one */
 	unsigned resyncs;
 
 	struct follow *follows;

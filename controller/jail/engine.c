@@ -169,6 +169,11 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 				  "tracked, and cycles with jailed tasks will fail");
 	else
 		(void)close(r);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		e->cpus = n > 0 ? (unsigned)n : 1;
+	}
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
 	if (r < 0)
 		goto fail;
@@ -833,6 +838,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		qj_eng_mark_gone(e, t);
 		return 0;
 	}
+	e->jail_running_now += st.state == 'R';
 	if (st.state == 'Z') {
 		/*
 		 * The pidfd says the process lives: its main thread exited
@@ -1038,6 +1044,7 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 
 static int sample_groups(struct qj_engine *e, uint64_t now);
 static void group_restarts_flush(struct qj_engine *e);
+static void app_share_base(const struct qj_engine *e, struct app_state *a);
 
 static int quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
@@ -1050,6 +1057,7 @@ static int quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	e->jail_running = e->jail_running_now = 0;
 	qj_eng_follow_prune(e, now_usec);
 	consents_prune(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
@@ -1243,6 +1251,7 @@ static void group_restarts_flush(struct qj_engine *e)
 		a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
 		a->base_usec = a->have_base ? usage : 0;
 		a->base_stall_usec = a->have_base ? stall : 0;
+		app_share_base(e, a);
 		group_wait_base(e, a);
 	}
 }
@@ -1252,9 +1261,42 @@ static void group_restarts_flush(struct qj_engine *e)
  * CPU over the window, whatever the lifetime of its tasks?  Fails closed: a
  * group whose counters cannot be read fails the step.
  */
+/*
+ * One look at the machine's load: runnable tasks outside the jail (the jailed
+ * ones seen in 'R' at the last step taken off), summed for the apps' windows.
+ * Unreadable: the last value stands.
+ */
+static void sample_machine(struct qj_engine *e)
+{
+	unsigned running;
+
+	if (qj_sample_runnable(&running) == 0)
+		e->others_now = running > e->jail_running ? running - e->jail_running : 0;
+	e->others_sum += e->others_now;
+	e->others_n++;
+}
+
+/* What a runnable task of @a got of a CPU over its window, from the load's mean. */
+static double app_share(const struct qj_engine *e, const struct app_state *a)
+{
+	double others = e->others_n > a->others_base_n ?
+				(e->others_sum - a->others_base_sum) /
+					(double)(e->others_n - a->others_base_n) :
+				e->others_now;
+
+	return qj_demand_share(e->cpus, others);
+}
+
+static void app_share_base(const struct qj_engine *e, struct app_state *a)
+{
+	a->others_base_sum = e->others_sum;
+	a->others_base_n = e->others_n;
+}
+
 static int sample_groups(struct qj_engine *e, uint64_t now)
 {
 	group_restarts_flush(e); /* a step that failed part-way left them */
+	sample_machine(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		uint64_t usage, stall;
@@ -1283,11 +1325,14 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 									0;
 			bool excused = stalled > 0 && group_stall_excused(e, a, now);
 
+			double share = app_share(e, a);
+
 			a->busy = qj_demand_app_busy(
 				&(struct qj_app_window){ .used_usec = used,
 							 .stalled_usec = stalled,
 							 .stall_excused = excused,
-							 .window_usec = now - a->t0_usec },
+							 .window_usec = now - a->t0_usec,
+							 .share = share },
 				e->p->busy_threshold, &used);
 			a->judged = true;
 			a->suspect = a->busy;
@@ -1295,15 +1340,16 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			a->last_window_ms = (now - a->t0_usec) / 1000;
 			if (a->busy)
 				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64
-					  " ms (stall %" PRIu64 " ms%s)",
+					  " ms (stall %" PRIu64 " ms%s; a task's share %.2f)",
 					  a->name, a->last_cpu_ms, a->last_window_ms,
-					  stalled / 1000, excused ? ", excused" : "");
+					  stalled / 1000, excused ? ", excused" : "", share);
 		}
 		a->have_base = true;
 		a->t0_usec = now;
 		a->base_usec = usage;
 		a->base_stall_usec = stall;
 		a->restart_due = false;
+		app_share_base(e, a);
 		group_wait_base(e, a);
 	}
 	return 0;
@@ -1661,6 +1707,9 @@ static int quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
 	}
+
+	e->jail_running = e->jail_running_now;
+	e->jail_running_now = 0;
 
 	/* App-level demand: the group ladder for apps whose tasks cannot explain it. */
 	for (size_t i = 0; i < e->n_apps; i++) {

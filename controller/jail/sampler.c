@@ -14,15 +14,33 @@ bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshol
 	return (double)demand_ns > threshold * (double)window_usec * (double)NSEC_PER_USEC;
 }
 
+/* Counters move in 4 ms ticks: two ticks of an app's CPU in a window are noise. */
+#define APP_NOISE_USEC (8 * USEC_PER_MSEC)
+
 bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec)
 {
 	uint64_t demand = w->used_usec;
+	double share = w->share > 0 && w->share < 1.0 ? w->share : 1.0;
 
 	if (!w->stall_excused && demand + w->stalled_usec >= demand)
 		demand += w->stalled_usec;
 	if (ret_demand_usec)
 		*ret_demand_usec = demand;
-	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold);
+	/*
+	 * Against what it would get: on a loaded machine a runnable task gets
+	 * @share of a CPU, and an app held to that by the load is as busy as one
+	 * that takes a whole CPU on an idle machine (docs/decisions.md).
+	 */
+	if (share < 1.0 && demand <= APP_NOISE_USEC)
+		return false;
+	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold * share);
+}
+
+double qj_demand_share(unsigned cpus, double others)
+{
+	double s = (double)(cpus ? cpus : 1) / ((others > 0 ? others : 0) + 1.0);
+
+	return s < 1.0 ? s : 1.0;
 }
 
 enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w)
@@ -136,6 +154,25 @@ static int pread_text(int fd, char *buf, size_t size)
 	if (n == 0)
 		return -ESRCH;
 	buf[n] = 0;
+	return 0;
+}
+
+int qj_sample_runnable(unsigned *ret)
+{
+	char buf[128];
+	unsigned running, total;
+	_cleanup_close_ int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return negative_errno();
+	r = pread_text(fd, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	/* "0.50 0.40 0.30 RUNNING/TOTAL LASTPID": RUNNING counts the reader too. */
+	if (sscanf(buf, "%*s %*s %*s %u/%u", &running, &total) != 2)
+		return -EBADMSG;
+	*ret = running > 0 ? running - 1 : 0;
 	return 0;
 }
 

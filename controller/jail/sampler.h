@@ -92,12 +92,20 @@ uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *
 /* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
 bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
 
+/* Runnable tasks on the machine now, the caller not counted (/proc/loadavg). */
+int qj_sample_runnable(unsigned *ret);
+
 /* One window of an app's cgroup: the unit of demand. */
 struct qj_app_window {
 	uint64_t used_usec; /* cpu.stat usage_usec over the window */
 	uint64_t stalled_usec; /* cpu.pressure "some" stall over the window (0 without PSI) */
 	bool stall_excused; /* the stall is tasks still to take a signal of ours */
 	uint64_t window_usec;
+	/*
+	 * What a runnable task got of one CPU on this machine over the window
+	 * (qj_demand_share()); 0 when unknown: a whole CPU.
+	 */
+	double share;
 };
 /*
  * Pure: the app's demand over @w (its CPU time, plus its stall unless excused: a task
@@ -105,6 +113,11 @@ struct qj_app_window {
  * exceeds @threshold of one CPU.
  */
 bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec);
+/*
+ * Pure: what one runnable task gets of a CPU on @cpus CPUs (0: one) that @others
+ * runnable tasks outside the jail want too: at most a whole CPU.
+ */
+double qj_demand_share(unsigned cpus, double others);
 
 /* What a task's verdict may borrow from its app's window. */
 struct qj_task_window {

@@ -435,6 +435,57 @@ static void test_duty_cycler_loaded(void **state)
 	}
 }
 
+/*
+ * The duty-cycler beside 24 CPU hogs this test starts outside the jail, on a
+ * kernel without PSI for the jail (Debian's default, psi=0: no stall figure).
+ * Held by the load, each of its processes gets 1-3% of a CPU and the app less
+ * than the threshold of one CPU (20%): judged idle, it ran freely once the
+ * load went away while "suspending" (299 ms of every 500 ms beside builds).
+ * Its demand is judged against what it gets, a runnable task's share of the
+ * loaded machine; a jailed sleeper beside it is not touched.  Contained means
+ * the jail's CPU while suspending, whatever else the machine does.
+ */
+static void test_duty_cycler_share(void **state)
+{
+	struct itest *t = *state;
+	char path[600], got[64];
+	uint64_t u0, u1;
+	pid_t hog[24], adv, sleeper;
+
+	ITEST_REQUIRE(t);
+	t->p->cpu_idle = false;
+	t->p->busy_threshold = 0.2;
+	qj_test_policy_add_app(t->p, "adv");
+	qj_test_policy_add_app(t->p, "sleeper");
+	assert_int_equal(itest_start_engine(t), 0);
+	snprintf(path, sizeof(path), "%s/adv/cgroup.pressure", t->cg_path);
+	if (access(path, W_OK) < 0)
+		fail_msg("no cgroup.pressure (kernel before 6.5?): %s", strerror(errno));
+	assert_int_equal(qj_write_file(path, "0"), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(hog); i++) {
+		hog[i] = itest_spawn(t, "qj-busy", NULL, NULL, 0);
+		assert_true(hog[i] > 0);
+	}
+	sleeper = itest_spawn(t, "qj-sleeper", "sleeper", NULL, 0);
+	adv = itest_spawn(t, "qj-dutycycle", "adv", NULL, 0);
+	assert_true(adv > 0 && sleeper > 0);
+	usleep(300 * 1000);
+	assert_int_equal(itest_quiesce(t, 1, TIMEOUT), 1);
+	/* "Suspending": the machine's load goes away, the jail must still run nothing. */
+	for (size_t i = 0; i < ARRAY_SIZE(hog); i++)
+		assert_int_equal(kill(hog[i], SIGKILL), 0);
+	u0 = group_usage_usec(t, "adv");
+	usleep(500 * 1000);
+	u1 = group_usage_usec(t, "adv");
+	print_message("adv group CPU over 500 ms while suspending, the hogs gone: %" PRIu64 " us\n",
+		      u1 - u0);
+	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	assert_true(u1 - u0 <= 8000);
+	assert_true(itest_log_count_app(t, "adv", "SIGSTOP") >= 1);
+	assert_true(itest_log_of(t, sleeper, got, sizeof(got)) >= 0);
+	assert_string_equal(got, "");
+}
+
 static void test_short_spinners(void **state)
 {
 	ITEST_REQUIRE(*state);
@@ -845,6 +896,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemonizer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_cycler, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_duty_cycler_loaded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duty_cycler_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_spinners, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_make_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shell_pipeline, setup, teardown),

@@ -34,6 +34,18 @@ static void test_demand_app_busy(void **state)
 		  10000,
 		  false },
 		{ "an empty window is never busy", { .used_usec = 60000 }, 60000, false },
+		{ "loaded machine: 4% of a CPU where a task gets 7% of one is busy (PSI off)",
+		  { .used_usec = 20000, .window_usec = 487000, .share = 0.067 },
+		  20000,
+		  true },
+		{ "loaded machine: a tick of CPU is not (counters move in 4 ms ticks)",
+		  { .used_usec = 4000, .window_usec = 300000, .share = 0.05 },
+		  4000,
+		  false },
+		{ "an idle machine: a whole CPU, as before",
+		  { .used_usec = 40000, .window_usec = W, .share = 1.0 },
+		  40000,
+		  false },
 		{ "no overflow",
 		  { .used_usec = UINT64_MAX, .stalled_usec = 5, .window_usec = W },
 		  UINT64_MAX,
@@ -48,6 +60,17 @@ static void test_demand_app_busy(void **state)
 		assert_int_equal(qj_demand_app_busy(&cases[i].w, 0.05, &demand), cases[i].busy);
 		assert_int_equal(demand, cases[i].demand);
 	}
+}
+
+/* What a runnable task gets of a CPU: the CPUs shared with the others that want one. */
+static void test_demand_share(void **state)
+{
+	(void)state;
+	assert_true(qj_demand_share(2, 0) == 1.0); /* an idle machine: a whole CPU */
+	assert_true(qj_demand_share(2, 1) == 1.0);
+	assert_true(qj_demand_share(2, 3) == 0.5);
+	assert_true(qj_demand_share(2, 25) > 0.07 && qj_demand_share(2, 25) < 0.08);
+	assert_true(qj_demand_share(0, 3) == 0.25); /* unknown CPUs: one */
 }
 
 /* The figure of a window never says more than the kernel can have counted in it. */
@@ -197,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_demand_app_busy),
 		cmocka_unit_test(test_demand_task_verdict),
 		cmocka_unit_test(test_demand_window_figure),
+		cmocka_unit_test(test_demand_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
