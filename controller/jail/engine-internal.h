@@ -141,6 +141,7 @@ struct app_state {
 	bool restart_due;
 	/* The signal of a rung was still pending on a task of it when its window began. */
 	bool pending_at_start;
+	bool stop_queued_at_start; /* a SIGSTOP queued, not taken: its wait is ours */
 	/* The machine's runnable tasks outside the jail (engine sums) when its window began. */
 	double others_base_sum;
 	unsigned others_base_n;

@@ -1098,6 +1098,7 @@ static int quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 	return 0;
 }
 
+/* *ret_stall is UINT64_MAX without PSI (Debian boots with psi=0): no stall figure. */
 static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usage,
 			uint64_t *ret_stall)
 {
@@ -1107,7 +1108,8 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usag
 	r = qj_cgroup_usage_usec(e->cg, app, &usage);
 	if (r < 0)
 		return r;
-	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
+	if (qj_cgroup_cpu_stall_usec(e->cg, app, &stall) < 0)
+		stall = UINT64_MAX;
 	*ret_usage = usage;
 	*ret_stall = stall;
 	return 0;
@@ -1162,32 +1164,43 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 }
 
 /*
- * Would a window starting now measure @t running as it did before its last
- * action?  Yes while the signal waits to be taken, except a SIGSTOP still
- * queued: the task has not run since it was sent (a running one takes it at
- * once) and stops before it runs anything of its own.  Starved at the idle
- * class on a loaded host it may stay queued for the whole cycle, and counting
- * it kept its app from ever being judged (docs/decisions.md).
+ * Would a window starting now measure @t as it was before its last action?
+ * Yes while the signal waits to be taken, except a SIGSTOP still queued: the
+ * task has not run since it was sent (a running one takes it at once) and
+ * stops before it runs anything of its own.  Its wait to take the stop is
+ * the app's stall, though: such a window is judged by CPU alone
+ * (*ret_stop_queued).  Starved at the idle class on a loaded host a stop may
+ * stay queued for the whole cycle, and not judging the window kept a large
+ * app "measured again" until quiesce-timeout (docs/decisions.md).
  */
-static bool action_in_flight(struct qj_engine *e, struct task *t)
+static bool action_in_flight(struct qj_engine *e, struct task *t, bool *ret_stop_queued)
 {
-	if (e->p->rungs[t->rung].action == QJ_ACTION_SIGSTOP && !t->killed_by_us)
-		return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
-	return qj_eng_task_signal_pending(e, t);
+	struct qj_proc_status ps;
+
+	if (e->p->rungs[t->rung].action != QJ_ACTION_SIGSTOP || t->killed_by_us)
+		return qj_eng_task_signal_pending(e, t);
+	if (t->gone)
+		return false;
+	/* One queued stop found is enough: 10,000 just stopped cost one read. */
+	if (!*ret_stop_queued && qj_proc_status_read(t->pid, &ps) == 0 &&
+	    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+		*ret_stop_queued = true;
+	return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
 }
 
 /*
- * @a's window begins: is an action on a task of it still in flight?  The first
- * one found answers (10,000 tasks just stopped: one read).
+ * @a's window begins: is an action on a task of it still in flight (the first
+ * one found answers), or a stop still queued?
  */
 static void group_wait_base(struct qj_engine *e, struct app_state *a)
 {
-	a->pending_at_start = false;
+	a->pending_at_start = a->stop_queued_at_start = false;
 	for (size_t i = 0; i < e->n_tasks && !a->pending_at_start; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (t->rung >= 0 && !t->gone && strcmp(t->app, a->name) == 0)
-			a->pending_at_start = action_in_flight(e, t);
+		/* Gone too: a task killed and still dying needs the CPU to finish. */
+		if (t->rung >= 0 && strcmp(t->app, a->name) == 0)
+			a->pending_at_start = action_in_flight(e, t, &a->stop_queued_at_start);
 	}
 }
 
@@ -1320,17 +1333,20 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 				"App %s: its window began before an action landed, measured again",
 				a->name);
 		} else if (a->have_base) {
+			bool no_stall = stall == UINT64_MAX || a->base_stall_usec == UINT64_MAX;
 			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
-			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
-									0;
-			bool excused = stalled > 0 && group_stall_excused(e, a, now);
-
+			uint64_t stalled = !no_stall && stall > a->base_stall_usec ?
+						   stall - a->base_stall_usec :
+						   0;
+			bool excused = stalled > 0 &&
+				       (a->stop_queued_at_start || group_stall_excused(e, a, now));
 			double share = app_share(e, a);
 
 			a->busy = qj_demand_app_busy(
 				&(struct qj_app_window){ .used_usec = used,
 							 .stalled_usec = stalled,
 							 .stall_excused = excused,
+							 .no_stall = no_stall,
 							 .window_usec = now - a->t0_usec,
 							 .share = share },
 				e->p->busy_threshold, &used);

@@ -20,19 +20,25 @@ bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshol
 bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec)
 {
 	uint64_t demand = w->used_usec;
-	double share = w->share > 0 && w->share < 1.0 ? w->share : 1.0;
+	bool stall_counts = !w->stall_excused && !w->no_stall;
+	double share = 1.0;
 
-	if (!w->stall_excused && demand + w->stalled_usec >= demand)
+	if (stall_counts && demand + w->stalled_usec >= demand)
 		demand += w->stalled_usec;
 	if (ret_demand_usec)
 		*ret_demand_usec = demand;
 	/*
-	 * Against what it would get: on a loaded machine a runnable task gets
-	 * @share of a CPU, and an app held to that by the load is as busy as one
-	 * that takes a whole CPU on an idle machine (docs/decisions.md).
+	 * The stall is what the app wanted beyond what it got.  Without it (no
+	 * PSI, or the wait is for our signals) its CPU is judged against what it
+	 * would get: on a loaded machine a runnable task gets @share of a CPU, and
+	 * an app the load holds to that is as busy as one taking a whole CPU on an
+	 * idle machine (docs/decisions.md).
 	 */
-	if (share < 1.0 && demand <= APP_NOISE_USEC)
-		return false;
+	if (!stall_counts && w->share > 0 && w->share < 1.0) {
+		share = w->share;
+		if (demand <= APP_NOISE_USEC)
+			return false;
+	}
 	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold * share);
 }
 

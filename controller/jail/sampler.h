@@ -100,10 +100,12 @@ struct qj_app_window {
 	uint64_t used_usec; /* cpu.stat usage_usec over the window */
 	uint64_t stalled_usec; /* cpu.pressure "some" stall over the window (0 without PSI) */
 	bool stall_excused; /* the stall is tasks still to take a signal of ours */
+	bool no_stall; /* no PSI: no stall figure at all */
 	uint64_t window_usec;
 	/*
 	 * What a runnable task got of one CPU on this machine over the window
-	 * (qj_demand_share()); 0 when unknown: a whole CPU.
+	 * (qj_demand_share()); 0 when unknown: a whole CPU.  Weighs the CPU alone,
+	 * when no stall says what the app wanted beyond it (excused, or no PSI).
 	 */
 	double share;
 };

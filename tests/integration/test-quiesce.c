@@ -82,6 +82,17 @@ static void assert_log(struct itest *t, pid_t pid, const char *want)
 	assert_string_equal(got, want);
 }
 
+/* One SIGSTOP, taken ("blocked") or still queued when the cycle ended ("restored"). */
+static void assert_log_stop(struct itest *t, pid_t pid)
+{
+	char got[512];
+
+	assert_true(itest_log_of(t, pid, got, sizeof(got)) >= 0);
+	print_message("pid %d: %s\n", pid, got);
+	if (strcmp(got, "SIGSTOP:blocked") != 0 && strcmp(got, "SIGSTOP:restored") != 0)
+		fail_msg("pid %d: %s, want SIGSTOP:blocked or SIGSTOP:restored", pid, got);
+}
+
 static void test_quiesce_full_ladder(void **state)
 {
 	struct itest *t = *state;
@@ -267,12 +278,15 @@ static void test_quiesce_loaded_host(void **state)
 
 	assert_int_equal(qj_engine_quiesce_begin(t->e, 1, now_usec(CLOCK_MONOTONIC)), 0);
 	assert_int_equal(itest_steps(t, 60 * USEC_PER_SEC), 1);
+	/* Starved at the idle class beside the hogs, a stop may still be queued: it runs nothing. */
+	assert_true(stopped_or_stopping(busy) && stopped_or_stopping(spinner));
 	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
 
-	assert_log(t, busy, "SIGSTOP:blocked");
+	/* "blocked" once the stop took effect, "restored" when it was still queued (issue 25). */
+	assert_log_stop(t, busy);
 	assert_log(t, polite, "SIGXCPU:blocked");
 	assert_log(t, stubborn, "SIGTERM:ignored,SIGKILL:killed");
-	assert_log(t, spinner, "SIGSTOP:blocked");
+	assert_log_stop(t, spinner);
 	assert_log(t, sleeper, "");
 	assert_log(t, hog[0], "");
 	assert_log(t, hog[1], "");
