@@ -446,6 +446,18 @@ static void on_procmon(struct qj_event_source *s, uint32_t events)
 		log_warning_errno(r, "Process events: %m, ignoring");
 }
 
+/* Answers of cmdline reads: exec matching may have jailed a peer, an explain gets its reply. */
+static void on_procread(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	int r = qj_engine_on_procread(d->engine);
+
+	if (r > 0)
+		d->app_gen++;
+	if (r < 0)
+		log_warning_errno(r, "Process reads: %m, ignoring");
+}
+
 static int add_source(struct qj_daemon *d, struct fd_source *src, int fd,
 		      void (*dispatch)(struct qj_event_source *, uint32_t))
 {
@@ -488,7 +500,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	if (!d)
 		return -ENOMEM;
 	d->epoll_fd = d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
-	d->procmon_src.fd = -EBADF;
+	d->procmon_src.fd = d->procread_src.fd = -EBADF;
 	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
 	qj_notify_init(&d->notify);
@@ -592,6 +604,11 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		if (r < 0)
 			goto fail;
 	}
+	if (d->engine) {
+		r = add_source(d, &d->procread_src, qj_engine_procread_fd(d->engine), on_procread);
+		if (r < 0)
+			goto fail;
+	}
 
 	r = make_parent_dir(cfg->socket_path);
 	if (r >= 0)
@@ -663,6 +680,11 @@ int qj_daemon_run(struct qj_daemon *d)
 		if (r < 0)
 			return r;
 	}
+}
+
+bool qj_daemon_reads_running(const struct qj_daemon *d)
+{
+	return d->engine && qj_engine_reads_running(d->engine) > 0;
 }
 
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d)

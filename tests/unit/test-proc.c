@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,42 @@ static void test_procmon_match(void **state)
 	qj_policy_free(p);
 }
 
+/* The cmdline is read only when it decides whether (or where) a process is jailed. */
+static void test_policy_match_without_cmdline(void **state)
+{
+	struct qj_policy *p = qj_test_policy_new(USEC_PER_SEC);
+	bool needs = true;
+	struct qj_app *a;
+
+	(void)state;
+	a = qj_test_policy_add_app(p, "trusted-tool");
+	a->match_exe = strdup("/usr/bin/tool");
+	a->match_cmdline = strdup("*--safe*");
+	a->trust = QJ_TRUST_TRUSTED;
+	a = qj_test_policy_add_app(p, "content");
+	a->match_exe = strdup("/usr/lib/browser/*");
+	a->match_cmdline = strdup("*contentproc*");
+	a = qj_test_policy_add_app(p, "browser");
+	a->match_exe = strdup("/usr/lib/browser/*");
+	a = qj_test_policy_add_app(p, "tool");
+	a->match_exe = strdup("/usr/bin/tool");
+	a->trust = QJ_TRUST_TRUSTED;
+
+	/* No app's exe: no read, no app. */
+	assert_null(qj_policy_match_without_cmdline(p, "/usr/bin/true", 0, &needs));
+	assert_false(needs);
+	/* Two jailed apps the cmdline chooses between: read; unreadable goes to the first. */
+	assert_string_equal(
+		qj_policy_match_without_cmdline(p, "/usr/lib/browser/b", 0, &needs)->name,
+		"content");
+	assert_true(needs);
+	/* Trusted whatever the cmdline: no read. */
+	assert_string_equal(qj_policy_match_without_cmdline(p, "/usr/bin/tool", 0, &needs)->name,
+			    "tool");
+	assert_false(needs);
+	qj_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_sample_check),
 		cmocka_unit_test(test_demand_delta),
 		cmocka_unit_test(test_procmon_match),
+		cmocka_unit_test(test_policy_match_without_cmdline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
