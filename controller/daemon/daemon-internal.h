@@ -55,6 +55,7 @@ struct qj_daemon {
 	struct fd_source timer_src;
 	struct fd_source notify_src;
 	struct fd_source procmon_src;
+	struct fd_source watchdog_src; /* WATCHDOG=1 every half WatchdogSec=; -EBADF: none */
 	struct fd_source procread_src; /* answers of cmdline reads done off the loop thread */
 	struct qj_explain_pending *explains; /* explain requests waiting for a cmdline */
 	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
