@@ -110,4 +110,12 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid);
 /* @c is going: its explain waiting for a read is dropped. */
 void qj_daemon_explain_forget(struct qj_daemon *d, struct qj_ipc_client *c);
 
+/*
+ * waiting.c: trusted work waiting on the jail (flock/fcntl locks its processes hold,
+ * FUSE it serves): a JSON array for status (@only 0) and explain (@only the pid), and
+ * a kill log record and a log line for each when a cycle suspends.
+ */
+json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only);
+void qj_daemon_log_waiters(struct qj_daemon *d);
+
 #endif

@@ -151,6 +151,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	if (actions & QJ_CYCLE_DO_BACKEND_START) {
 		log_info("Cycle %" PRIu64 ": jail quiesced, suspending (%s)", d->cycle.id,
 			 qj_backend_to_string(qj_power_kind(d->power)));
+		/* What trusted work now waits out the suspend on the stopped jail (finding 6). */
+		qj_daemon_log_waiters(d);
 		r = qj_power_start(d->power);
 		if (r < 0)
 			qj_metrics_backend_error(&d->metrics, r);

@@ -115,7 +115,7 @@ static void explain_reply(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pi
 	qj_daemon_reply(
 		c,
 		json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
-			  "s:b,s:b,s:o}}",
+			  "s:b,s:b,s:o},s:o}",
 			  "ok", 1, "pid", (int)pid, "comm", st.comm, "exe", exe, "uid",
 			  (json_int_t)x->uid, "jailed", x->jailed, "app", x->app[0] ? x->app : NULL,
 			  "trust", x->policy_app ? qj_trust_to_string(x->policy_app->trust) : NULL,
@@ -125,7 +125,8 @@ static void explain_reply(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pi
 			  x->tracked ? qj_task_activity_to_string(x->activity) : NULL, "rung",
 			  x->tracked && x->rung >= 0 ? d->policy->rungs[x->rung].name : NULL,
 			  "stopped_by_qosjail", x->stopped_by_us, "frozen", x->frozen, "holding",
-			  x->holding[0] ? qj_json_string_escaped(x->holding) : json_null()));
+			  x->holding[0] ? qj_json_string_escaped(x->holding) : json_null(),
+			  "waiting_on_jail", qj_daemon_waiters_json(d, pid)));
 }
 
 /* Explains from what the engine read now; @unread: why the cmdline is not known (or NULL). */

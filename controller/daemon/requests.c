@@ -403,7 +403,8 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 				  json_integer((json_int_t)qj_events_n_delays(d->events)));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
-	/* cmdline reads stuck on a process's lock (read off the loop: jail/procread.c). */
+	/* Trusted work that waits on the jail (waiting.c), and cmdline reads stuck. */
+	(void)json_object_set_new(j, "waiting_on_jail", qj_daemon_waiters_json(d, 0));
 	(void)json_object_set_new(
 		j, "stuck_reads",
 		json_integer(d->engine ? (json_int_t)qj_engine_stuck_reads(d->engine) : 0));

@@ -15,6 +15,7 @@
 #include "sampler.h"
 #include "test-policy.h"
 #include "util.h"
+#include "waiters.h"
 
 static void test_proc_stat_parse_odd_comm(void **state)
 {
@@ -216,6 +217,49 @@ static void test_policy_match_without_cmdline(void **state)
 	qj_policy_free(p);
 }
 
+struct lock_seen {
+	pid_t waiter[8], holder[8];
+	char lock[8][96];
+	size_t n;
+};
+
+static int on_lock(pid_t waiter, pid_t holder, const char *lock, void *userdata)
+{
+	struct lock_seen *s = userdata;
+
+	s->waiter[s->n] = waiter;
+	s->holder[s->n] = holder;
+	snprintf(s->lock[s->n++], sizeof(s->lock[0]), "%s", lock);
+	return 0;
+}
+
+/* /proc/locks: waiters ("->", deeper ones indented) belong to the lock numbered above them. */
+static void test_locks_parse(void **state)
+{
+	static const char text[] = "1: POSIX  ADVISORY  WRITE 100 08:01:1234 0 EOF\n"
+				   "1: -> POSIX  ADVISORY  WRITE 101 08:01:1234 0 EOF\n"
+				   "1:  -> POSIX  ADVISORY  WRITE 102 08:01:1234 0 EOF\n"
+				   "2: FLOCK  ADVISORY  WRITE 200 fe:00:99 0 EOF\n"
+				   "3: OFDLCK ADVISORY  READ  -1 00:2f:5 0 EOF\n"
+				   "3: -> OFDLCK ADVISORY  WRITE -1 00:2f:5 0 EOF\n"
+				   "4: FLOCK  ADVISORY  WRITE 400 fe:00:7 0 EOF\n"
+				   "4: -> FLOCK  ADVISORY  WRITE 401 fe:00:7 0 EOF\n"
+				   "garbage\n";
+	struct lock_seen s = {};
+
+	(void)state;
+	assert_int_equal(qj_locks_parse(text, on_lock, &s), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.waiter[0], 101);
+	assert_int_equal(s.holder[0], 100);
+	assert_int_equal(s.waiter[1], 102); /* behind 101, waiting for 100 all the same */
+	assert_int_equal(s.holder[1], 100);
+	assert_string_equal(s.lock[0], "POSIX WRITE lock on 08:01:1234");
+	assert_int_equal(s.waiter[2], 401);
+	assert_int_equal(s.holder[2], 400);
+	assert_string_equal(s.lock[2], "FLOCK WRITE lock on fe:00:7");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_demand_delta),
 		cmocka_unit_test(test_procmon_match),
 		cmocka_unit_test(test_policy_match_without_cmdline),
+		cmocka_unit_test(test_locks_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
