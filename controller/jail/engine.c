@@ -32,6 +32,7 @@
 #include "proc.h"
 #include "procmon.h"
 #include "procread.h"
+#include "rfc3339.h"
 #include "sampler.h"
 #include "util.h"
 
