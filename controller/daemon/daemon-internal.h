@@ -98,9 +98,13 @@ int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app);
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;
 void qj_daemon_process_deferred(struct qj_daemon *d);
-/* Replies to @c (requests.c); a failure to send disconnects it. */
-void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg);
-void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *msg);
+/*
+ * reply.c: sends @msg (taken; NULL: out of memory, @c is disconnected) with @pass_fd
+ * (-1: none); one too large gets an error reply instead.
+ */
+void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg, int pass_fd);
+void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * explain.c: the explain request.  Access is checked before anything is read for the

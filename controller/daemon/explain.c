@@ -126,7 +126,8 @@ static void explain_reply(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pi
 			  x->tracked && x->rung >= 0 ? d->policy->rungs[x->rung].name : NULL,
 			  "stopped_by_qosjail", x->stopped_by_us, "frozen", x->frozen, "holding",
 			  x->holding[0] ? qj_json_string_escaped(x->holding) : json_null(),
-			  "waiting_on_jail", qj_daemon_waiters_json(d, pid)));
+			  "waiting_on_jail", qj_daemon_waiters_json(d, pid)),
+		-1);
 }
 
 /* Explains from what the engine read now; @unread: why the cmdline is not known (or NULL). */
@@ -141,7 +142,7 @@ static void explain_now(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
 	if (r < 0) {
 		snprintf(msg, sizeof(msg),
 			 r == -ESRCH ? "no process %d" : "cannot inspect process %d", pid);
-		qj_daemon_reply_error(c, r, msg);
+		qj_daemon_reply_error(c, r, "%s", msg);
 		return;
 	}
 	explain_reply(d, c, pid, &x, unread);
@@ -165,7 +166,7 @@ static void on_cmdline(int r, const char *cmdline, void *userdata)
 	if (r != -ECANCELED) { /* cancelled: the client left, or the daemon exits */
 		qj_ipc_pause(p->c, false);
 		if (r == -ESRCH)
-			qj_daemon_reply_error(p->c, r, "no process");
+			qj_daemon_reply_error(p->c, r, "no process %d", p->pid);
 		else
 			explain_now(d, p->c, p->pid, r == 0 ? cmdline : NULL,
 				    r == -ETIMEDOUT ? "the read is stuck" : strerror(-r));
@@ -191,7 +192,7 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 	if (r < 0) {
 		snprintf(msg, sizeof(msg),
 			 r == -ESRCH ? "no process %d" : "cannot inspect process %d", pid);
-		qj_daemon_reply_error(c, r == -ENOENT ? -ESRCH : r, msg);
+		qj_daemon_reply_error(c, r == -ENOENT ? -ESRCH : r, "%s", msg);
 		return;
 	}
 	/* What /proc/PID/exe would tell the peer itself: root, the owner, or log readers. */
@@ -202,7 +203,7 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 		snprintf(msg, sizeof(msg),
 			 "uid %d may not explain another user's process: not in access.logs",
 			 c->uid);
-		qj_daemon_reply_error(c, -EPERM, msg);
+		qj_daemon_reply_error(c, -EPERM, "%s", msg);
 		return;
 	}
 	r = qj_engine_explain(d->engine, pid, NULL, &x);

@@ -112,22 +112,7 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 
 static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 {
-	int r;
-
-	if (!msg) {
-		log_error("Out of memory building a reply, disconnecting client %" PRIu64, c->id);
-		qj_ipc_disconnect(c);
-		return;
-	}
-	r = qj_ipc_send(c, msg, pass_fd);
-	json_decref(msg);
-	if (r == -EMSGSIZE || r == -ENOMEM) {
-		/* Never leave a client waiting for a reply that was not sent. */
-		msg = qj_reply_new_error(r, "reply too large or out of memory");
-		if (msg)
-			(void)qj_ipc_send(c, msg, -1);
-		json_decref(msg);
-	}
+	qj_daemon_reply(c, msg, pass_fd);
 }
 
 /*
@@ -177,7 +162,7 @@ static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	reply(c, qj_reply_new_error(error, "%s", msg), -1);
+	qj_daemon_reply_error(c, error, "%s", msg);
 }
 
 static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
@@ -1031,16 +1016,6 @@ static void on_connect(void *userdata, struct qj_ipc_client *c)
 	const char *app;
 
 	(void)client_app(userdata, c, &app);
-}
-
-void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg)
-{
-	reply(c, msg, -1);
-}
-
-void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *msg)
-{
-	reply_error(c, error, "%s", msg);
 }
 
 const struct qj_ipc_ops qj_daemon_ipc_ops = {
