@@ -30,8 +30,10 @@
 
 #include "daemon-harness.h"
 #include "itest.h"
+#include "procread.h"
 #include "qosjail.h"
 #include "stuck.h"
+#include "util.h"
 
 /* Longer than any answer can take on a loaded machine; the held read lasts longer. */
 #define CAP_MS 30000
@@ -99,13 +101,38 @@ static char *call(int fd, const char *req)
 }
 
 /* status from a fresh client is answered while the attacker's read is still held. */
-static void assert_status_answered(struct harness *h)
+/* Connect, hello and status: its time in microseconds, 0 when unanswered. */
+static uint64_t status_usec(struct harness *h, char **ret)
 {
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	int fd = stuck_client(h->socket);
 	char *r = NULL;
 
-	if (fd >= 0)
+	if (fd >= 0) {
 		r = call(fd, "{\"op\":\"status\"}");
+		close(fd);
+	}
+	*ret = r;
+	return r ? now_usec(CLOCK_MONOTONIC) - t0 : 0;
+}
+
+/* The figure for the report: a status while the read is held against one before. */
+static void status_figure(struct harness *h, uint64_t baseline_usec)
+{
+	char *r = NULL;
+	uint64_t t = status_usec(h, &r);
+
+	print_message("status round trip while the FUSE read is held: %.2f ms (baseline before "
+		      "the attacker: %.2f ms)\n",
+		      t / 1000.0, baseline_usec / 1000.0);
+	free(r);
+}
+
+static void assert_status_answered(struct harness *h)
+{
+	char *r = NULL;
+
+	(void)status_usec(h, &r);
 	if (!r || !stuck_still(&attacker)) {
 		harness_dump_log(h);
 		fail_msg("status %s while the FUSE read was held",
@@ -113,8 +140,6 @@ static void assert_status_answered(struct harness *h)
 	}
 	assert_non_null(strstr(r, "\"ok\":true"));
 	free(r);
-	if (fd >= 0)
-		close(fd);
 }
 
 struct nobody {
@@ -149,11 +174,15 @@ static void test_explain_checks_access_first(void **state)
 {
 	struct harness *h = *state;
 	struct nobody n;
-	char req[128], *r;
+	char req[128], *r = NULL;
 	int sent[2], fd, status;
+	uint64_t baseline, t0;
 	pid_t child;
 
 	REQUIRE_HARNESS(h);
+	baseline = status_usec(h, &r);
+	assert_non_null(r);
+	free(r);
 	start_attacker(h, NULL); /* a qj-mmaplock without --jail-me: not jailed */
 	assert_int_equal(pipe(sent), 0);
 	n = (struct nobody){ .socket = h->socket, .target = attacker.app, .sent_w = sent[1] };
@@ -175,9 +204,14 @@ static void test_explain_checks_access_first(void **state)
 	fd = stuck_client(h->socket);
 	assert_true(fd >= 0);
 	snprintf(req, sizeof(req), "{\"op\":\"explain\",\"pid\":%d}", attacker.app);
+	t0 = now_usec(CLOCK_MONOTONIC);
 	assert_int_equal(stuck_send(fd, req), 0);
 	assert_status_answered(h);
+	status_figure(h, baseline);
 	r = stuck_recv(fd, CAP_MS);
+	print_message("root's explain answered without the cmdline after %.0f ms (read timeout "
+		      "%.0f ms, one read stuck before it)\n",
+		      (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0, QJ_PROCREAD_TIMEOUT_USEC / 1000.0);
 	if (!r || !stuck_still(&attacker)) {
 		harness_dump_log(h);
 		fail_msg("root's explain %s while the read was held", r ? "came only" : "missing");
