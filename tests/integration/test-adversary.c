@@ -234,7 +234,14 @@ static void test_death_after_resume_logged(void **state)
 		itest_pump_events(t, 100 * USEC_PER_MSEC);
 	itest_pump_events(t, 300 * USEC_PER_MSEC);
 	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "SIGXCPU:ignored,SIGSTOP:blocked,exit:killed");
+	/*
+	 * Stopped by its own rung, or on a loaded machine by its app's group rung
+	 * (whose record is the app's): either way notified first, killed last.
+	 */
+	if (strcmp(got, "SIGXCPU:ignored,SIGSTOP:blocked,exit:killed") != 0) {
+		assert_string_equal(got, "SIGXCPU:ignored,exit:killed");
+		assert_int_equal(itest_log_count_app(t, "adv", "SIGSTOP"), 1);
+	}
 	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
 }
 
@@ -301,7 +308,11 @@ static void test_death_logged_from_its_event(void **state)
 	assert_int_equal(qj_engine_restore(t->e, "test"), 0);
 	itest_pump_events(t, 100 * USEC_PER_MSEC);
 	assert_true(itest_log_of(t, mk, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "SIGXCPU:ignored,SIGSTOP:blocked,exit:killed");
+	/* As above: its own SIGSTOP, or its app's group SIGSTOP on a loaded machine. */
+	if (strcmp(got, "SIGXCPU:ignored,SIGSTOP:blocked,exit:killed") != 0) {
+		assert_string_equal(got, "SIGXCPU:ignored,exit:killed");
+		assert_int_equal(itest_log_count_app(t, "adv", "SIGSTOP"), 1);
+	}
 	assert_int_equal(itest_log_count_reason(t, mk, "SIGXCPU"), 1);
 }
 
