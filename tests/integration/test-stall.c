@@ -210,7 +210,7 @@ static void test_explain_checks_access_first(void **state)
 	status_figure(h, baseline);
 	r = stuck_recv(fd, CAP_MS);
 	print_message("root's explain answered without the cmdline after %.0f ms (read timeout "
-		      "%.0f ms, one read stuck before it)\n",
+		      "%.0f ms)\n",
 		      (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0, QJ_PROCREAD_TIMEOUT_USEC / 1000.0);
 	if (!r || !stuck_still(&attacker)) {
 		harness_dump_log(h);
@@ -347,6 +347,64 @@ static void test_exec_match_fails_closed(void **state)
 		harness_log_has(h, "jailing it in app locked, which it may match (fail closed)"));
 }
 
+/* Extra attackers of the bound test, cleaned up by its teardown. */
+static struct stuck more[2];
+
+static int teardown_more(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+		stuck_cleanup(&more[i]);
+	return teardown(state);
+}
+
+static long long status_int(struct harness *h, const char *key)
+{
+	json_t *j = harness_status(h);
+	long long v = j ? (long long)json_integer_value(json_object_get(j, key)) : -1;
+
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Three processes of one uid, each matched by cmdline and stuck right after its exec:
+ * at most QJ_PROCREAD_MAX_STUCK_PER_UID readers stay stuck on that uid's processes, the
+ * rest fail at once, and all three are jailed (fail closed) while the reads are held.
+ */
+static void test_stuck_readers_bounded_per_uid(void **state)
+{
+	struct harness *h = *state;
+	struct stuck *all[] = { &attacker, &more[0], &more[1] };
+	bool jailed = false;
+
+	REQUIRE_HARNESS(h);
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		assert_int_equal(stuck_server_start(all[i], "hold"), 0);
+	assert_int_equal(kill(h->pid, SIGSTOP), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (stuck_app_start(all[i], "--jail-me") < 0) {
+			(void)kill(h->pid, SIGCONT);
+			fail_msg("attacker %zu's lock did not get stuck", i);
+		}
+	assert_int_equal(kill(h->pid, SIGCONT), 0);
+	assert_status_answered(h);
+	for (int i = 0; i < CAP_MS / 10 && !jailed; i++) {
+		jailed = true;
+		for (size_t k = 0; k < ARRAY_SIZE(all); k++)
+			jailed &= in_app(h, all[k]->app, "locked");
+		if (!jailed)
+			msleep(10);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(all); k++)
+		if (!in_app(h, all[k]->app, "locked") || !stuck_still(all[k])) {
+			harness_dump_log(h);
+			fail_msg("attacker %zu %s while its read was held", k,
+				 in_app(h, all[k]->app, "locked") ? "was jailed only" :
+								    "ran outside the jail");
+		}
+	assert_int_equal(status_int(h, "stuck_reads"), QJ_PROCREAD_MAX_STUCK_PER_UID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +412,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cycle_restores_past_stuck_read, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_exec_match_fails_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_readers_bounded_per_uid, setup,
+						teardown_more),
 	};
 	int r = harness_need_root("integration/stall");
 
