@@ -15,6 +15,7 @@
  *    jailed (fail closed), not left running outside the jail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -62,13 +63,24 @@ static const char policy_fmt[] =
 	"  - name: busy\n"
 	"    match: { exe: \"/nonexistent/busy\" }\n"
 	"  - name: locked\n"
-	"    match: { exe: \"%s/tests/apps/qj-mmaplock\", cmdline: \"* --jail-me\" }\n";
+	"    match: { exe: \"%s/tests/apps/qj-mmaplock\", cmdline: \"* --jail-me\" }\n"
+	"  - name: first\n"
+	"    match: { exe: \"%s\", cmdline: \"* --first\" }\n"
+	"  - name: second\n"
+	"    match: { exe: \"%s\", cmdline: \"* --second\" }\n";
+
+/* A copy of /bin/sh only this test runs: the backlog test's many cheap candidates. */
+static char sh_copy[64];
 
 static int setup(void **state)
 {
-	char policy[2048];
+	char policy[4096], cmd[160];
 
-	snprintf(policy, sizeof(policy), policy_fmt, getenv("QJ_BUILD_DIR"));
+	snprintf(sh_copy, sizeof(sh_copy), "/tmp/qjstall-sh-%d", getpid());
+	snprintf(cmd, sizeof(cmd), "cp /bin/sh %s", sh_copy);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(policy, sizeof(policy), policy_fmt, getenv("QJ_BUILD_DIR"), sh_copy, sh_copy);
 	return harness_setup(state, policy);
 }
 
@@ -78,6 +90,7 @@ static int teardown(void **state)
 	struct harness *h = *state;
 
 	stuck_cleanup(&attacker);
+	(void)unlink(sh_copy);
 	if (h && h->pid == 0) { /* the test stopped it and checked its exit status */
 		harness_cleanup(h);
 		free(h);
@@ -405,6 +418,72 @@ static void test_stuck_readers_bounded_per_uid(void **state)
 	assert_int_equal(status_int(h, "stuck_reads"), QJ_PROCREAD_MAX_STUCK_PER_UID);
 }
 
+/*
+ * More candidates than the reader's queue holds (QJ_PROCREAD_MAX_QUEUE), behind a stuck
+ * read: each is decided by its own cmdline once the queue has room, none is jailed
+ * without it ("second", not the fail-closed "first").
+ */
+static void test_queue_overflow_waits_its_turn(void **state)
+{
+	enum { N = QJ_PROCREAD_MAX_QUEUE + 64 };
+	struct harness *h = *state;
+	static pid_t pids[N];
+	int in[2];
+	size_t jailed = 0;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(stuck_server_start(&attacker, "hold"), 0);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(kill(h->pid, SIGSTOP), 0);
+	if (stuck_app_start(&attacker, "--jail-me") < 0) {
+		(void)kill(h->pid, SIGCONT);
+		fail_msg("the attacker's lock did not get stuck");
+	}
+	for (size_t i = 0; i < N; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			dup2(in[0], STDIN_FILENO);
+			execl(sh_copy, "sh", "-c", "read x", "--second", (char *)NULL);
+			_exit(127);
+		}
+		/* Not tracked (the tracker kills past 64): they exit at EOF on @in, with us. */
+	}
+	/* Every one has exec'd (its exe is the copy) before the daemon reads an event. */
+	for (size_t i = 0; i < N; i++) {
+		char path[64], link[128] = "";
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", pids[i]);
+		for (int k = 0; k < CAP_MS / 10; k++) {
+			ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+			if (n > 0 && (link[n] = '\0', strcmp(link, sh_copy) == 0))
+				break;
+			msleep(10);
+		}
+	}
+	assert_int_equal(kill(h->pid, SIGCONT), 0);
+	for (int k = 0; k < CAP_MS / 20 && jailed < N; k++) {
+		jailed = 0;
+		for (size_t i = 0; i < N; i++)
+			jailed += in_app(h, pids[i], "second");
+		if (jailed < N)
+			msleep(20);
+	}
+	print_message("%zu of %d candidates jailed by their own cmdline behind a stuck read\n",
+		      jailed, (int)N);
+	for (size_t i = 0; i < N; i++)
+		if (in_app(h, pids[i], "first")) {
+			harness_dump_log(h);
+			fail_msg("pid %d was jailed without its cmdline", pids[i]);
+		}
+	assert_int_equal(jailed, N);
+	close(in[0]);
+	close(in[1]); /* the shells read EOF and exit */
+	for (size_t i = 0; i < N; i++)
+		(void)waitpid(pids[i], NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,8 +493,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exec_match_fails_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_readers_bounded_per_uid, setup,
 						teardown_more),
+		cmocka_unit_test_setup_teardown(test_queue_overflow_waits_its_turn, setup,
+						teardown),
 	};
 	int r = harness_need_root("integration/stall");
+
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_queue*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
 
 	if (r >= 0)
 		return r;
