@@ -223,6 +223,8 @@ static void drain_backlog(struct qj_engine *e)
 {
 	size_t k = 0;
 
+	if (e->n_backlog == 0)
+		return;
 	while (k < e->n_backlog) {
 		size_t before = e->n_backlog;
 
