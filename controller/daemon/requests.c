@@ -318,8 +318,8 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 			    c->pid);
 		reply_error(c, r,
 			    "the daemon's hold table is full (at most %d holds and %d distinct "
-			    "names held at once)",
-			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES);
+			    "names held at once, of which %d and %d are kept for root)",
+			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES, QJ_HOLDS_ROOT, QJ_HOLDS_ROOT_NAMES);
 		return;
 	}
 	if (r < 0) {
