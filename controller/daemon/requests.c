@@ -694,7 +694,7 @@ static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
 	r = qj_engine_notify_consent(d->engine, c->pid, c->pidfd);
 	if (r < 0) {
 		reply_error(c, r, "%s",
-			    r == -ENOSPC ? "too many consents" :
+			    r == -ENOSPC ? "this app has as many consents as it may keep (256)" :
 			    r == -EPERM	 ? "only a jailed process consents" :
 					   "the caller is gone");
 		return;
