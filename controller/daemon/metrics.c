@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The daemon's counters and their Prometheus exposition text (see metrics.h). */
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "daemon-internal.h"
@@ -274,60 +269,4 @@ int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size
 		}
 		free(text);
 	}
-}
-
-int qj_metrics_write_file(const char *path, const char *text, size_t len)
-{
-	_cleanup_free_ char *dir_copy = strdup(path), *base_copy = strdup(path);
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-	char tmp[NAME_MAX + 1];
-	const char *base;
-	struct stat st;
-	int r;
-
-	if (!dir_copy || !base_copy)
-		return -ENOMEM;
-	base = basename(base_copy);
-	dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	/*
-	 * A symlink in its place is refused, not replaced: whoever planted it meant the
-	 * file to be elsewhere.  (Were one planted after this check, rename() would
-	 * replace the link itself, never write through it.)
-	 */
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return -ELOOP;
-		if (!S_ISREG(st.st_mode))
-			return -EEXIST;
-	} else if (errno != ENOENT) {
-		return -errno;
-	}
-	/* A dot name: the textfile collector reads only *.prom, never a half-written file. */
-	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", base, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	(void)unlinkat(dfd, tmp, 0); /* a leftover of a crash, or anything planted there */
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = fchmod(fd, 0644) < 0 ? -errno : 0; /* whatever the umask: the collector reads it */
-	for (size_t off = 0; r == 0 && off < len;) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0)
-			r = -errno;
-		else
-			off += (size_t)n;
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
-		r = -errno;
-	if (r < 0) {
-		(void)unlinkat(dfd, tmp, 0);
-		return r;
-	}
-	(void)fsync(dfd); /* the rename itself survives a crash */
-	return 0;
 }
