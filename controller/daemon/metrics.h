@@ -12,6 +12,8 @@
 
 #include "cycle.h"
 
+struct qj_holds;
+
 struct qj_daemon;
 
 /* Upper bounds of the quiesce duration histogram, seconds (+Inf is implied). */
@@ -52,6 +54,14 @@ void qj_metrics_backend_error(struct qj_metrics *m, int error);
  * qosjail_hold_names_omitted.  0 or negative errno.
  */
 int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len);
+
+/*
+ * The order hold names go out in, under the text's cap (pure): names a root-owned hold
+ * keeps active first, then the other active names, then the rest, most recently changed
+ * first.  One uid's flood of names must never hide root's hold.  *ret (malloc()ed) holds
+ * the statistics indexes, *ret_n of them.  0 or -ENOMEM.
+ */
+int qj_metrics_name_order(const struct qj_holds *h, uint64_t t, size_t **ret, size_t *ret_n);
 
 /*
  * The metrics file's directory, opened as the daemon keeps it (metrics-file.c): walked

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Tables one client can grow, against a client that floods them (issue 24): the
- * notify-consent table (a jailed app's processes consenting by the thousand).  Real
- * daemon, clients as uid 65534, jailed processes.
+ * notify-consent table (a jailed app's processes consenting by the thousand), and the
+ * metrics' hold names (one uid's names must not hide root's).  Real daemon, clients as
+ * uid 65534, jailed processes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -175,10 +176,75 @@ static void test_consent_flood_keeps_other_apps_room(void **state)
 	qj_close(root);
 }
 
+/* uid 65534 takes @n hold names over several connections (limits.holds_per_connection). */
+static int take_names(void *arg)
+{
+	const char *socket = arg;
+	struct qj_conn *c[8] = {};
+	char name[64];
+	int r = 0;
+
+	for (int i = 0; i < 256 && r == 0; i++) {
+		if (!c[i / 64] && (r = qj_open(socket, &c[i / 64])) < 0)
+			break;
+		snprintf(name, sizeof(name), "nobody-%03d", i);
+		r = qj_hold(c[i / 64], name, "flooding the names", 0, 0);
+	}
+	if (r < 0)
+		return 1;
+	/* Holds die with their connections: keep them until the test kills us. */
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+/*
+ * One uid's 256 hold names, taken first, no longer hide root's active hold from the
+ * metrics: names are ordered by trust (root's first), then activity, before the cap.
+ * Before the fix the cap kept the first names in table order, all of them uid 65534's.
+ */
+static void test_metrics_keep_roots_hold(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *root = NULL;
+	char *text = NULL, line[16] = "";
+	int out[2];
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(out[1], STDOUT_FILENO);
+		drop_to(NOBODY);
+		_exit(take_names(h->socket));
+	}
+	harness_track(pid);
+	close(out[1]);
+	assert_true(read(out[0], line, sizeof(line) - 1) > 0);
+	assert_string_equal(line, "held\n");
+	close(out[0]);
+	assert_int_equal(qj_open(h->socket, &root), 0);
+	assert_int_equal(qj_hold(root, "video-call", "a call is on", 0, 0), 0);
+	assert_int_equal(qj_metrics(root, &text), 0);
+	if (!strstr(text, "qosjail_hold_active{name=\"video-call\"} 1")) {
+		print_error("%s", text);
+		fail_msg("root's active hold is missing from the metrics");
+	}
+	assert_non_null(strstr(text, "qosjail_hold_names_omitted "));
+	free(text);
+	qj_close(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_consent_flood_keeps_other_apps_room, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_keep_roots_hold, setup,
 						harness_teardown),
 	};
 
