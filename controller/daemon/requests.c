@@ -937,6 +937,16 @@ typedef void handler_fn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 		.who = QJ_OP_WHO_POLICY, .principals = offsetof(struct qj_policy, access_##list), \
 		.name = #list                                                                     \
 	}
+/* Designated: a field a row leaves out is zero, which refuses. */
+#define RULE(acc, hel, jail)                                \
+	{                                                   \
+		.access = acc, .hello = hel, .jailed = jail \
+	}
+#define RULE_FLAGGED(acc, hel, jail, facc, fjail)                                    \
+	{                                                                            \
+		.access = acc, .hello = hel, .jailed = jail, .flagged_access = facc, \
+		.flagged_jailed = fjail                                              \
+	}
 
 /*
  * THE op table: every op of the protocol (common/proto.h), its handler and the rule
@@ -949,27 +959,26 @@ static const struct {
 	handler_fn *handler;
 	struct qj_op_rule rule;
 } ops[_QJ_OP_MAX] = {
-	[QJ_OP_HELLO] = { handle_hello, { ANYONE, false, QJ_OP_JAILED_AS_ANYONE } },
+	[QJ_OP_HELLO] = { handle_hello, RULE(ANYONE, false, QJ_OP_JAILED_AS_ANYONE) },
 	/* A jailed peer's hold waits while the jail is quiesced, within its app's quota. */
-	[QJ_OP_HOLD] = { handle_hold, { LISTED(hold), true, QJ_OP_JAILED_HANDLER } },
-	[QJ_OP_RELEASE] = { handle_release, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_STATUS] = { handle_status, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_HOLDS] = { handle_holds, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_PLACE] = { handle_place, { LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT } },
-	[QJ_OP_SPAWN] = { handle_spawn, { LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT } },
-	[QJ_OP_LOG] = { handle_log, { LISTED(logs), true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_RELOAD] = { handle_reload, { LISTED(reload), true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_SUSPEND] = { handle_suspend, { LISTED(suspend), true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_EXPLAIN] = { handle_explain, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_NOTIFY] = { handle_notify, { ANYONE, true, QJ_OP_JAILED_ONLY } },
-	[QJ_OP_METRICS] = { handle_metrics, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
-	[QJ_OP_HISTORY] = { handle_history, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
+	[QJ_OP_HOLD] = { handle_hold, RULE(LISTED(hold), true, QJ_OP_JAILED_HANDLER) },
+	[QJ_OP_RELEASE] = { handle_release, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_STATUS] = { handle_status, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_HOLDS] = { handle_holds, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_PLACE] = { handle_place, RULE(LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT) },
+	[QJ_OP_SPAWN] = { handle_spawn, RULE(LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT) },
+	[QJ_OP_LOG] = { handle_log, RULE(LISTED(logs), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_RELOAD] = { handle_reload, RULE(LISTED(reload), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_SUSPEND] = { handle_suspend, RULE(LISTED(suspend), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_EXPLAIN] = { handle_explain, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_NOTIFY] = { handle_notify, RULE(ANYONE, true, QJ_OP_JAILED_ONLY) },
+	[QJ_OP_METRICS] = { handle_metrics, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_HISTORY] = { handle_history, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
 	/* Anyone may watch; "delay" (a delay hold) is access.delay and never a jailed peer. */
-	[QJ_OP_SUBSCRIBE] = { handle_subscribe,
-			      { ANYONE, true, QJ_OP_JAILED_AS_ANYONE, LISTED(delay),
-				QJ_OP_JAILED_REFUSED } },
+	[QJ_OP_SUBSCRIBE] = { handle_subscribe, RULE_FLAGGED(ANYONE, true, QJ_OP_JAILED_AS_ANYONE,
+							     LISTED(delay), QJ_OP_JAILED_REFUSED) },
 	/* Only a delay hold has anything to be ready with: the handler says ENOENT. */
-	[QJ_OP_READY] = { handle_ready, { ANYONE, true, QJ_OP_JAILED_AS_ANYONE } },
+	[QJ_OP_READY] = { handle_ready, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
 };
 
 /* Handles a decoded request; *ret_deferred when the reply must wait.  The one check. */
