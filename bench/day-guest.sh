@@ -50,6 +50,9 @@ fi
 
 if [ $MANAGER = qosjail ]; then
 	mkdir -p /var/log/qosjail /run/qosjail
+	# A kernel wake lock until the setup hold is in: the daemon cycles as soon as it
+	# starts with no hold, and its "qos" write waits while a wakeup source is active.
+	echo day-setup >/sys/power/wake_lock
 	qosjaild -p /etc/qosjail/day.yaml -d 2>/tmp/qosjaild.log &
 	DAEMON=$!
 	wait_for 120 daemon_up || { echo "QJ-DAY: ERROR qosjaild did not start"; cat /tmp/qosjaild.log; exit 1; }
@@ -57,13 +60,14 @@ if [ $MANAGER = qosjail ]; then
 	mkfifo /tmp/setup
 	qosjailctl hold --name setup --why "bench/day setup" -- sh -c 'read x </tmp/setup' &
 	wait_for 60 sh -c 'qosjailctl status --json | grep -q "\"setup\""'
+	echo day-setup >/sys/power/wake_unlock
 fi
 
 untrusted() { # NAME CMD...: an untrusted app, as uid 1000 (jailed under qosjail)
 	_name=$1
 	shift
 	if [ $MANAGER = qosjail ]; then
-		qosjailctl run --app "$_name" -- day-tool as $UNTRUSTED $CAP "$@" >/dev/null &
+		qosjailctl run --app "$_name" -- day-tool as $UNTRUSTED $CAP "$@" &
 		wait_for 60 has_app "$_name"
 	else
 		day-tool as $UNTRUSTED $CAP "$@" &
@@ -96,7 +100,10 @@ qosjail) echo >/tmp/setup ;;
 esac
 
 day-tool until $((T0 + LEN * 1000000000))
-# Awake (wake lock "day-end") from here: stop the manager, then report.
+# Awake (wake lock "day-end") from here: the day's end, then stop the manager and report.
+set -- $(day-tool clocks)
+echo "QJ-DAY: END boot $1 mono $2 success $(cat /sys/power/suspend_stats/success)" \
+	"fail $(cat /sys/power/suspend_stats/fail)"
 case $MANAGER in
 load) kill $LOADSLEEP ;;
 android | android-trusted) echo off >/sys/power/autosleep ;;
@@ -106,9 +113,6 @@ qosjail)
 	wait_for 60 sh -c 'qosjailctl status --json | grep -q "\"day-end\""'
 	;;
 esac
-set -- $(day-tool clocks)
-echo "QJ-DAY: END boot $1 mono $2 success $(cat /sys/power/suspend_stats/success)" \
-	"fail $(cat /sys/power/suspend_stats/fail)"
 
 # Trusted programs alive at the end (harmed: dead or stopped), the untrusted apps' fate.
 st=$(sed 's/.*) \(.\).*/\1/' /proc/$CHAT/stat 2>/dev/null)
@@ -122,7 +126,7 @@ if [ $MANAGER = qosjail ]; then
 	done
 	echo "QJ-DAY: CYCLES $(grep -c '"action":"summary"' $LOG) suspended" \
 		"$(grep '"action":"summary"' $LOG | grep -c '"reason":"suspended"')"
-	grep '"action":"summary"' $LOG | sed 's/^/QJ-DAY: SUMMARY /'
+	sed 's/^/QJ-DAY: KILLLOG /' $LOG
 	qosjailctl status
 	qosjailctl report --html /tmp/day.html
 	echo "QJ-DAY: PAGE BEGIN"

@@ -37,7 +37,7 @@ TITLES = {
     "qosjail": "4 qosjail",
 }
 MODEM_FIRST, MODEM_PERIOD, MODEM_MS = 30, 60, 200
-MUSIC_LATE_S, MUSIC_SLEPT_S = 2.0, 0.1
+MUSIC_SLEPT_S = 0.1  # a window is honoured when the machine did not sleep while it played
 
 
 def day_plan(length, seed):
@@ -121,11 +121,22 @@ class Console:
         return [x[x.index(prefix):] for x in self.lines if prefix in x]
 
 
+# Message n is the n-th of these keys (qcode, Linux key code): the chat app prints the
+# code, so a resent copy is told apart.
+KEYS = [("a", 30), ("b", 48), ("c", 46), ("d", 32), ("e", 18), ("f", 33), ("g", 34),
+        ("h", 35), ("i", 23), ("j", 36), ("k", 37), ("l", 38), ("m", 50), ("n", 49),
+        ("o", 24), ("p", 25), ("q", 16), ("r", 19), ("s", 31), ("t", 20), ("u", 22),
+        ("v", 47), ("w", 17), ("x", 45), ("y", 21), ("z", 44)]
+RESEND_S = 1.5
+
+
 def send_message(qmp, con, rec):
-    """One message: wake the guest when it is in S3 (after its resume completed, so the
-    key is not flushed by the i8042 resume), then one key press and release."""
+    """One attempt at message @rec: wake the guest when it is in S3 (once its resume
+    completed: a key queued while the i8042 is suspended is flushed by its resume), then
+    a press and release of the message's key."""
     if qmp.cmd("query-status")["status"] == "suspended":
-        rec["woke_sleep"] = con.count("Waking up from system sleep state S3")
+        rec.setdefault("woke_sleeps", []).append(
+            con.count("Waking up from system sleep state S3"))
         exits = con.count("PM: suspend exit")
         qmp.cmd("system_wakeup")
         end = time.time() + 30
@@ -134,8 +145,26 @@ def send_message(qmp, con, rec):
             con.poll()
     for down in (True, False):
         qmp.cmd("input-send-event", events=[{"type": "key", "data": {
-            "down": down, "key": {"type": "qcode", "data": "a"}}}])
-    rec["sent"] = time.time()
+            "down": down, "key": {"type": "qcode", "data": rec["key"]}}}])
+    rec.setdefault("sent", []).append(time.time())
+
+
+def read_codes(con):
+    return {int(f["code"]) for f in (fields(x) for x in con.find("QJ-DAY: MSG"))}
+
+
+def deliver(qmp, con, run, outstanding):
+    """The network's retry: a message not read RESEND_S after an attempt is sent again
+    (after waking the guest if it sleeps) until the chat app read it.  A copy that was
+    already in the guest is then read late, which the chat app reports; one the keyboard
+    dropped while it was being reset at resume is simply delivered again."""
+    done = read_codes(con)
+    for rec in list(outstanding):
+        if rec["code"] in done:
+            outstanding.remove(rec)
+        elif time.time() >= run["t0_host"] + rec["due"] and (
+                not rec.get("sent") or time.time() - rec["sent"][-1] >= RESEND_S):
+            send_message(qmp, con, rec)
 
 
 def boot_day(manager, plan, args):
@@ -166,12 +195,13 @@ def boot_day(manager, plan, args):
             time.sleep(0.05)
             con.poll()
         run["t0_host"] = time.time()
-        pending = [{"n": i + 1, "due": t} for i, t in enumerate(plan["messages"])]
+        run["messages"] = [{"n": i + 1, "due": t, "key": KEYS[i][0], "code": KEYS[i][1]}
+                           for i, t in enumerate(plan["messages"])]
+        outstanding = list(run["messages"])
+        end_s = run["t0_host"] + plan["len"]
         while qemu.poll() is None and not con.find("QJ-DAY: DONE"):
-            if pending and time.time() >= run["t0_host"] + pending[0]["due"]:
-                rec = pending.pop(0)
-                send_message(qmp, con, rec)
-                run["messages"].append(rec)
+            if time.time() < end_s - 2:
+                deliver(qmp, con, run, outstanding)
             if time.time() > limit:
                 raise RuntimeError("the day did not end")
             time.sleep(0.05)
@@ -230,27 +260,41 @@ def measure(run, plan):
     r["qemu_s3_s"] = qs
     # Messages.
     reads = grab("QJ-DAY: MSG")
-    r["sent"], r["read"] = len(run["messages"]), len(reads)
-    r["late"] = sum(m["late"] for m in reads)
-    r["lost"] = max(0, r["sent"] - r["read"])
-    r["msg_delay_s"] = [(m["read"] - m["arrived"]) / 1e9 for m in reads]
+    by_code = {}
+    for m in reads:
+        by_code.setdefault(m["code"], []).append(m)
+    sent = [m for m in run["messages"] if m.get("sent")]
+    r["sent"] = len(sent)
+    r["attempts"] = sum(len(m["sent"]) for m in sent)
+    r["read"] = sum(1 for m in sent if m["code"] in by_code)
+    # Late: a copy the machine slept on while it was unread.
+    r["late"] = sum(1 for m in sent if any(c["late"] for c in by_code.get(m["code"], [])))
+    r["lost"] = r["sent"] - r["read"]
+    r["msg_delay_s"] = [(c[0]["read"] - c[0]["arrived"]) / 1e9 for c in by_code.values()]
     # Music windows: started on time, and no sleep while it played.
-    ok = 0
+    ok, r["music_late_s"] = 0, 0.0
     starts = {f["MUSIC"]: f for f in grab("QJ-DAY: MUSIC") if "start" in f}
     ends = {f["MUSIC"]: f for f in grab("QJ-DAY: MUSIC") if "end" in f}
     for w, (s, _) in enumerate(plan["music"], 1):
         if w in starts and w in ends:
             late = (starts[w]["start"] - start["boot"]) / 1e9 - s
-            if late <= MUSIC_LATE_S and ends[w]["slept"] / 1e9 <= MUSIC_SLEPT_S:
+            r["music_late_s"] = max(r["music_late_s"], late)
+            if ends[w]["slept"] / 1e9 <= MUSIC_SLEPT_S:
                 ok += 1
     r["music_ok"], r["music_n"] = ok, len(plan["music"])
-    # Wake-to-sleep after each RTC wake (the host's system_wakeup wakes excluded).
+    # Wake-to-sleep after each RTC wake for a modem check: the wakes the host made for
+    # a message, and those that opened a music window (QEMU's WAKEUP time, host clock,
+    # inside one), are left out.  The k-th "Waking up" is QEMU's k-th WAKEUP.
     wakes = kernel_times(L, "Waking up from system sleep state S3")
     sleeps = kernel_times(L, "Preparing to enter system sleep state S3")
-    host_woke = {m["woke_sleep"] for m in run["messages"] if "woke_sleep" in m}
+    host_woke = {k for m in run["messages"] for k in m.get("woke_sleeps", [])}
+    qwake = [ts for ev, ts in run["qmp_events"] if ev == "WAKEUP"]
     lat = []
     for k, w in enumerate(wakes):
         nxt = [s for s in sleeps if s > w]
+        tw = qwake[k] - run["t0_host"] if k < len(qwake) else None
+        if tw is None or any(s - 1 <= tw < e for s, e in plan["music"]):
+            continue
         if k not in host_woke and nxt:
             lat.append(nxt[0] - w)
     r["w2s"] = lat
@@ -283,20 +327,28 @@ def write_page(run, plan, args, out):
     hold rows) drawn by the same code (bench-day-page)."""
     L = run["lines"]
     if run["manager"] == "qosjail":
+        # The daemon's own page (qosjailctl report --html in the guest), beside the one
+        # drawn here from its kill log and the day's lines like the other managers'.
         try:
             a, b = L.index("QJ-DAY: PAGE BEGIN"), L.index("QJ-DAY: PAGE END")
-            with open(out, "wb") as f:
-                f.write(gzip.decompress(base64.b64decode("".join(L[a + 1:b]))))
-            return out
+            b64 = "".join(x for x in L[a + 1:b] if re.fullmatch(r"[A-Za-z0-9+/=]+", x))
+            with open(os.path.join(os.path.dirname(out), "qosjailctl-report.html"), "wb") as f:
+                f.write(gzip.decompress(base64.b64decode(b64)))
         except (ValueError, OSError) as e:
-            print(f"bench/day: no qosjail page: {e}", file=sys.stderr)
-            return None
+            print(f"bench/day: no qosjailctl report page: {e}", file=sys.stderr)
     t0 = run["t0_host"]
     boot0 = fields([x for x in L if "QJ-DAY: START" in x][0])["boot"]
     at = lambda ns: t0 + (ns - boot0) / 1e9  # noqa: E731
     end = at(fields([x for x in L if "QJ-DAY: END" in x][0])["boot"])
     recs, s_at, k = [], None, 0
-    for ev, ts in run["qmp_events"]:
+    for x in L:
+        for tag in ("QJ-DAY: KILLLOG ", "QJ-DAY: SUMMARY "):
+            if tag in x and run["manager"] == "qosjail":
+                try:
+                    recs.append(json.loads(x.split(tag, 1)[1]))
+                except ValueError:
+                    pass
+    for ev, ts in ([] if recs else run["qmp_events"]):
         if ev == "SUSPEND":
             s_at = ts
         elif ev == "WAKEUP" and s_at is not None and s_at >= t0:
@@ -309,6 +361,13 @@ def write_page(run, plan, args, out):
     periods = []
     per = lambda n, a, b: periods.append({  # noqa: E731
         "name": n, "start_usec": int(a * 1e6), "end_usec": int(b * 1e6), "expired": False})
+    s_at = None
+    for ev, ts in run["qmp_events"]:  # the host's view of each sleep
+        if ev == "SUSPEND":
+            s_at = ts
+        elif ev == "WAKEUP" and s_at is not None:
+            per("asleep in S3 (QEMU)", s_at, ts)
+            s_at = None
     for f in (fields(x) for x in L if "QJ-DAY: MODEM" in x):
         per("modem (handler)", at(f["start"]), at(f["done"]))
     mus = [fields(x) for x in L if "QJ-DAY: MUSIC" in x]
@@ -324,8 +383,9 @@ def write_page(run, plan, args, out):
         f.writelines(json.dumps(r) + "\n" for r in recs)
     with open(base + ".history", "w") as f:
         json.dump({"periods": periods, "active": []}, f)
+    since = min([t0] + [p["start_usec"] / 1e6 for p in periods])
     subprocess.run([args.page_tool, base + ".records", base + ".history",
-                    str(int((t0 - 5) * 1e6)), str(int((end + 5) * 1e6)), out],
+                    str(int((since - 5) * 1e6)), str(int((end + 5) * 1e6)), out],
                    check=True, stdout=subprocess.DEVNULL)
     # The same page; its title names the manager whose records it draws.
     with open(out) as f:
@@ -359,7 +419,7 @@ def table(rows, plan):
     print(f"Physical limit: awake {plan['need_s']:.1f} s (music windows + handlers; a "
           f"message's read is <1 ms), residency limit {plan['limit'] * 100:.1f} %.\n")
     head = ("| manager | residency (S3 s / day s) | of limit | QEMU S3 s | suspends "
-            "| msgs late / lost (of sent) | music windows | wake-to-sleep ms median / worst (n) "
+            "| msgs late / lost (of sent) | music windows (latest start) | modem wake-to-sleep ms median / worst (n) "
             "| untrusted stopped / killed | trusted harmed | wall s | load 1-min before/after |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
@@ -369,29 +429,49 @@ def table(rows, plan):
         print(f"| {TITLES[r['manager']]} | {r['residency'] * 100:.1f} % "
               f"({r['slept_s']:.0f} / {r['day_s']:.0f}) | {r['of_limit']:.2f} "
               f"| {r['qemu_s3_s']:.0f} | {r['suspends']} (+{r['failed']} failed) "
-              f"| {r['late']} / {r['lost']} (of {r['sent']}) "
-              f"| {r['music_ok']}/{r['music_n']} | {w2s} | {r['stopped']} / {r['killed']} "
+              f"| {r['late']} / {r['lost']} (of {r['sent']}; {r['attempts']} sends) "
+              f"| {r['music_ok']}/{r['music_n']} (start +{r['music_late_s']:.1f} s) | {w2s} | {r['stopped']} / {r['killed']} "
               f"| {', '.join(r['harmed']) or 'none'} | {r['wall_s']:.0f} "
               f"| {r['load'][0]:.1f} / {r['load'][1]:.1f} |")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bzimage", required=True)
-    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--bzimage")
+    ap.add_argument("--initrd")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--page-tool", required=True)
+    ap.add_argument("--page-tool")
     ap.add_argument("--len", type=int, default=600)
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--boot-limit", type=int, default=300)
+    ap.add_argument("--table-only", action="store_true",
+                    help="print the table again from the runs saved in --out")
     ap.add_argument("managers", nargs="*", default=MANAGERS)
     args = ap.parse_args()
     plan = day_plan(args.len, args.seed)
-    rows, t = [], time.time()
+    if args.table_only:  # the table and the pages again, from the saved runs
+        rows = []
+        for m in args.managers:
+            path = os.path.join(args.out, m, "run.json")
+            if os.path.exists(path):
+                run = json.load(open(path))
+                rows.append(measure(run, plan))
+                if args.page_tool:
+                    screenshot(write_page(run, plan, args, os.path.join(args.out, m,
+                                                                        "timeline.html")))
+        table(rows, plan)
+        return
+    rows, failed, t = [], [], time.time()
     for m in args.managers:
         if m not in MANAGERS:
             sys.exit(f"bench/day: unknown manager {m}")
-        run = boot_day(m, plan, args)
+        try:
+            run = boot_day(m, plan, args)
+        except RuntimeError as e:
+            print(f"bench/day: {m}: FAILED: {e} (console: {args.out}/{m}/console.log)",
+                  file=sys.stderr)
+            failed.append(m)
+            continue
         with open(os.path.join(args.out, m, "run.json"), "w") as f:
             json.dump(run, f)
         r = measure(run, plan)
@@ -405,6 +485,8 @@ def main():
           f"({args.bzimage}); results in {args.out}")
     with open(os.path.join(args.out, "table.json"), "w") as f:
         json.dump({"plan": plan, "rows": rows}, f)
+    if failed:
+        sys.exit(f"bench/day: no day for {', '.join(failed)}")
 
 
 if __name__ == "__main__":
