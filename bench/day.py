@@ -429,9 +429,9 @@ def table(rows, plan):
     for r in rows:
         w = r["w2s"]
         w2s = (f"{ms(statistics.median(w))} / {ms(max(w))} ({len(w)})" if w else "- (0)")
-        z = lambda v: 0.0 if abs(v) < 5e-4 else v  # noqa: E731 (no "-0.0")
+        z = lambda v: 0.0 if abs(v) < 5e-3 else v  # noqa: E731 (no "-0": rounding)
         print(f"| {TITLES[r['manager']]} | {z(r['residency']) * 100:.1f} % "
-              f"({z(r['slept_s']):.0f} / {r['day_s']:.0f}) | {z(r['of_limit']):.2f} "
+              f"({(0.0 if abs(r['slept_s']) < 0.5 else r['slept_s']):.0f} / {r['day_s']:.0f}) | {z(r['of_limit']):.2f} "
               f"| {r['qemu_s3_s']:.0f} | {r['suspends']} (+{r['failed']} failed) "
               f"| {r['late']} / {r['lost']} (of {r['sent']}; {r['attempts']} sends) "
               f"| {r['music_ok']}/{r['music_n']} (start +{r['music_late_s']:.1f} s) | {w2s} | {r['stopped']} / {r['killed']} "
