@@ -182,14 +182,28 @@ static json_t *hold_json(const struct qj_hold *h, uint64_t t)
 				 (json_int_t)(h->deadline_usec > t ? h->deadline_usec - t : 0));
 }
 
+/*
+ * Root's holds first, then the others, each oldest first: one uid's flood of holds taken
+ * earlier must not push root's out of the listing (issue 24).  The first pass stops once
+ * it has seen every root hold the table counts.
+ */
 static json_t *holds_array(struct qj_daemon *d, uint64_t t)
 {
+	size_t n_root = qj_holds_count_uid(d->holds, 0), seen = 0;
 	json_t *a = json_array();
+	const struct qj_hold *h;
 
-	for (size_t i = 0; a && i < LIST_MAX && qj_holds_get(d->holds, i); i++)
-		if (json_array_append_new(a, hold_json(qj_holds_get(d->holds, i), t)) < 0) {
-			json_decref(a);
-			return NULL;
+	for (int pass = n_root ? 0 : 1; a && pass < 2; pass++)
+		for (size_t i = 0; json_array_size(a) < LIST_MAX && (h = qj_holds_get(d->holds, i));
+		     i++) {
+			if ((h->owner.uid == 0) != (pass == 0))
+				continue;
+			if (json_array_append_new(a, hold_json(h, t)) < 0) {
+				json_decref(a);
+				return NULL;
+			}
+			if (pass == 0 && ++seen == n_root)
+				break;
 		}
 	return a;
 }

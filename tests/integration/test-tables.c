@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -239,12 +240,58 @@ static void test_metrics_keep_roots_hold(void **state)
 	qj_close(root);
 }
 
+/*
+ * The same flood against the status listing (at most 128 holds): root's hold is listed,
+ * ahead of the 256 uid 65534 took first.  Before the fix the listing kept the oldest 128,
+ * all of them uid 65534's, and "why is the machine not sleeping?" did not show root's.
+ */
+static void test_status_lists_roots_hold(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *root = NULL;
+	char line[16] = "";
+	json_t *st, *ho;
+	bool found = false;
+	int out[2];
+	size_t i;
+	pid_t pid;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(out[1], STDOUT_FILENO);
+		drop_to(NOBODY);
+		_exit(take_names(h->socket));
+	}
+	harness_track(pid);
+	close(out[1]);
+	assert_true(read(out[0], line, sizeof(line) - 1) > 0);
+	assert_string_equal(line, "held\n");
+	close(out[0]);
+	assert_int_equal(qj_open(h->socket, &root), 0);
+	assert_int_equal(qj_hold(root, "video-call", "a call is on", 0, 0), 0);
+	st = harness_status(h);
+	assert_non_null(st);
+	json_array_foreach (json_object_get(st, "holds"), i, ho)
+		found |= strcmp(json_string_value(json_object_get(ho, "name")), "video-call") == 0;
+	assert_int_equal(json_integer_value(json_object_get(st, "holds_total")), 257);
+	json_decref(st);
+	if (!found)
+		fail_msg("root's hold is missing from the status listing");
+	qj_close(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_consent_flood_keeps_other_apps_room, setup,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_keep_roots_hold, setup,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_status_lists_roots_hold, setup,
 						harness_teardown),
 	};
 
