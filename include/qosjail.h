@@ -172,11 +172,15 @@ int qj_place(struct qj_conn *conn, const char *app, pid_t pid);
  * @ret_pidfd: a pidfd of the child, or NULL to not keep one.
  *
  * The daemon hands over the group's cgroup2 directory fd and the child is
- * created there with clone3(CLONE_INTO_CGROUP): it never runs outside the
- * jail.  It inherits the caller's stdio and environment.
+ * created there with clone3(CLONE_INTO_CGROUP).  A caller that may not do that
+ * (not root: EACCES) forks a child that waits; its pidfd goes to the daemon,
+ * which moves it when it is the caller's own child, and the child execs only
+ * once its /proc/self/cgroup names the jail.  Either way the program never runs
+ * outside the jail.  It inherits the caller's stdio and environment.
  *
- * Return: 0, -EPERM, -ENOENT (unknown app, or program not found), the exec
- * error of the child, other negative errno.
+ * Return: 0, -EPERM, -ENOENT (unknown app, or program not found), -EIO (the
+ * child was not in the jail: not executed), the exec error of the child, other
+ * negative errno.
  */
 int qj_spawn(struct qj_conn *conn, const char *app, char *const argv[], pid_t *ret_pid,
 	     int *ret_pidfd);

@@ -14,6 +14,7 @@
 
 #include "ctl.h"
 #include "escape.h"
+#include "killlog-read.h"
 #include "killlog.h"
 #include "util.h"
 

@@ -18,10 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl-report.h"
+#include "ctl-report-html.h"
 #include "ctl.h"
 #include "escape.h"
 #include "killlog.h"
+#include "rfc3339.h"
 #include "util.h"
 
 #define LABEL_W 200 /* the row names' column */

@@ -13,8 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl-report.h"
+#include "ctl-report-html.h"
 #include "ctl.h"
+#include "killlog-read.h"
 #include "killlog.h"
 #include "qosjail.h"
 #include "util.h"

@@ -10,6 +10,7 @@
 #include "escape.h"
 #include "killlog.h"
 #include "qosjail.h"
+#include "rfc3339.h"
 #include "util.h"
 
 int ctl_connect(const struct ctl_options *o, struct qj_conn **ret)

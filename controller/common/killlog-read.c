@@ -5,7 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "killlog.h"
+#include "killlog-read.h"
+#include "rfc3339.h"
 #include "util.h"
 
 static bool str_field_is(json_t *rec, const char *key, const char *want)

@@ -63,34 +63,6 @@ struct qj_killlog_stats {
 
 void qj_killlog_get_stats(const struct qj_killlog *l, struct qj_killlog_stats *ret);
 
-/* "2026-12-03T09:05:41.123Z" (UTC, milliseconds) into @buf (at least 32 bytes). */
-int qj_format_rfc3339(uint64_t realtime_usec, char *buf, size_t size);
-/* Parses RFC3339 with optional fraction and Z or +HH:MM offset. */
-int qj_parse_rfc3339(const char *s, uint64_t *ret_usec);
-
-struct qj_killlog_filter {
-	const char *app;
-	pid_t pid; /* 0: any */
-	const char *action;
-	bool has_cycle;
-	uint64_t cycle;
-	uint64_t since_usec; /* 0: any */
-};
-
-/*
- * Calls @cb for every line of @f that parses and matches @flt (NULL: all);
- * a negative return from @cb stops the walk and is returned.  Lines that are
- * not JSON objects are skipped.  Returns the number of matches.
- */
-int qj_killlog_read(FILE *f, const struct qj_killlog_filter *flt,
-		    int (*cb)(json_t *rec, void *userdata), void *userdata);
-
-/*
- * The highest "cycle" among the last 64 KiB of records in @fd (0 when none):
- * a restarted daemon numbers its cycles on from there, so a cycle id names
- * one cycle in the log.
- */
-int qj_killlog_last_cycle(int fd, uint64_t *ret);
 /* The highest cycle id in the log and its newest rotation when it was opened. */
 uint64_t qj_killlog_highest_cycle(const struct qj_killlog *l);
 

@@ -34,7 +34,7 @@ static const struct field op_fields[_QJ_OP_MAX][4] = {
 			 { "nonblock", JSON_TRUE, 'O' } },
 	[QJ_OP_RELEASE] = { { "name", JSON_STRING, 'R' } },
 	[QJ_OP_PLACE] = { { "app", JSON_STRING, 'R' }, { "pid", JSON_INTEGER, 'R' } },
-	[QJ_OP_SPAWN] = { { "app", JSON_STRING, 'R' } },
+	[QJ_OP_SPAWN] = { { "app", JSON_STRING, 'R' }, { "child", JSON_TRUE, 'O' } },
 	[QJ_OP_RELOAD] = { { "path", JSON_STRING, 'O' } },
 	[QJ_OP_EXPLAIN] = { { "pid", JSON_INTEGER, 'R' } },
 	[QJ_OP_SUBSCRIBE] = { { "delay", JSON_TRUE, 'O' } },
@@ -144,6 +144,7 @@ int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *
 	r.path = json_string_value(json_object_get(r.root, "path"));
 	r.nonblock = json_is_true(json_object_get(r.root, "nonblock"));
 	r.delay = json_is_true(json_object_get(r.root, "delay"));
+	r.child = json_is_true(json_object_get(r.root, "child"));
 	v = json_object_get(r.root, "cycle");
 	if (v) {
 		if (json_integer_value(v) <= 0) {
@@ -277,6 +278,27 @@ int qj_proto_send(int fd, const json_t *msg, int pass_fd)
 	}
 }
 
+int qj_proto_take_fd(struct msghdr *mh)
+{
+	int passed = -1;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (passed < 0)
+					passed = f;
+				else
+					(void)close(f);
+			}
+		}
+	return passed;
+}
+
 int qj_proto_recv(int fd, json_t **ret, int *ret_fd)
 {
 	union {
@@ -302,20 +324,7 @@ int qj_proto_recv(int fd, json_t **ret, int *ret_fd)
 		if (errno != EINTR)
 			return -errno;
 	}
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (size_t i = 0; i < k; i++) {
-				int f;
-
-				memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (passed < 0)
-					passed = f;
-				else
-					(void)close(f);
-			}
-		}
+	passed = qj_proto_take_fd(&mh);
 	if (n == 0) {
 		if (passed >= 0)
 			(void)close(passed);

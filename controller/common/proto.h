@@ -52,6 +52,8 @@ struct qj_request {
 	uint64_t timeout_usec; /* hold; 0 = none */
 	bool nonblock; /* hold: EAGAIN instead of waiting while the jail is quiesced */
 	const char *app; /* place, spawn */
+	/* spawn: place the caller's waiting child, whose pidfd comes with the message */
+	bool child;
 	pid_t pid; /* place, explain */
 	const char *path; /* reload; NULL = the running policy's file */
 	bool delay; /* subscribe: take a delay hold */
@@ -89,6 +91,12 @@ union qj_fd_control {
 
 /* Points @mh's control data at @control, filled to pass @fd (SCM_RIGHTS). */
 void qj_proto_attach_fd(struct msghdr *mh, union qj_fd_control *control, int fd);
+
+/*
+ * The first fd passed with a received message (@mh's SCM_RIGHTS data), or -1; any
+ * further ones are closed, so a peer cannot make the receiver hold fds it never uses.
+ */
+int qj_proto_take_fd(struct msghdr *mh);
 
 /*
  * Client side, blocking: sends @msg (with @pass_fd as SCM_RIGHTS when >= 0),

@@ -22,6 +22,7 @@
 #include "cycle.h"
 #include "daemon-internal.h"
 #include "daemon.h"
+#include "delegate.h"
 #include "engine.h"
 #include "events.h"
 #include "holds.h"
@@ -250,6 +251,19 @@ static int lookup_group(const char *group, gid_t *ret_gid, void *userdata)
 	return 0;
 }
 
+/* The default jail path means "where this system wants it" (jail/delegate.c). */
+static int place_jail(struct qj_policy *p)
+{
+	char *path = NULL;
+	int r = qj_delegate_jail_path(p->cgroup_path, &path);
+
+	if (r <= 0)
+		return r;
+	free(p->cgroup_path);
+	p->cgroup_path = path;
+	return 0;
+}
+
 static int load_policy(const char *path, struct qj_diags *diags, struct qj_policy **ret)
 {
 	struct qj_policy *p = NULL;
@@ -266,6 +280,11 @@ static int load_policy(const char *path, struct qj_diags *diags, struct qj_polic
 	if (r > 0)
 		log_warning("%d group name(s) in the access lists of %s do not exist, ignoring", r,
 			    path ? path : "the defaults");
+	r = place_jail(p);
+	if (r < 0) {
+		qj_policy_free(p);
+		return r;
+	}
 	*ret = p;
 	return 0;
 }
@@ -580,6 +599,10 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 					"CONFIG_SCHEDSTATS): refusing to start: %m");
 			goto fail;
 		}
+		/* Under systemd with Delegate=yes: into our own leaf before the jail is made. */
+		r = qj_delegate_enter();
+		if (r < 0)
+			goto fail;
 		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
 		if (r < 0) {
 			log_error_errno(r, "Failed to set up the jail %s: %m",

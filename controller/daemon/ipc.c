@@ -259,13 +259,32 @@ void qj_ipc_pause(struct qj_ipc_client *c, bool paused)
 	client_update_events(c);
 }
 
+static void qj_ipc_close_passed_fd(struct qj_ipc_client *c)
+{
+	if (c->passed_fd >= 0)
+		(void)close(c->passed_fd);
+	c->passed_fd = -EBADF;
+}
+
+int qj_ipc_take_fd(struct qj_ipc_client *c)
+{
+	int fd = c->passed_fd;
+
+	c->passed_fd = -EBADF;
+	return fd;
+}
+
 static void client_read(struct qj_ipc_client *c)
 {
 	struct qj_ipc *s = c->server;
 
 	for (int i = 0; i < READS_PER_DISPATCH && !c->paused && !c->dead; i++) {
 		struct iovec iov = { .iov_base = s->buf, .iov_len = sizeof(s->buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		union qj_fd_control control;
+		struct msghdr mh = { .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = control.buf,
+				     .msg_controllen = sizeof(control.buf) };
 		ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 		if (n < 0) {
@@ -277,12 +296,16 @@ static void client_read(struct qj_ipc_client *c)
 			qj_ipc_disconnect(c);
 			return;
 		}
+		/* A passed fd lives for this message only: what the handler does not take is closed. */
+		c->passed_fd = qj_proto_take_fd(&mh);
 		if (n == 0) {
+			qj_ipc_close_passed_fd(c);
 			qj_ipc_disconnect(c);
 			return;
 		}
 		s->ops->on_message(s->userdata, c, s->buf, (size_t)n,
 				   (mh.msg_flags & MSG_TRUNC) || (size_t)n > QJ_PROTO_MAX_MSG);
+		qj_ipc_close_passed_fd(c);
 	}
 }
 
@@ -464,6 +487,7 @@ static void listener_dispatch(struct qj_event_source *src, uint32_t events)
 		c->source.dispatch = client_dispatch;
 		c->server = s;
 		c->fd = fd;
+		c->passed_fd = -EBADF;
 		c->id = ++s->next_id;
 		c->pid = cred.pid;
 		c->uid = cred.uid;

@@ -48,6 +48,7 @@ struct qj_ipc_client {
 	void *userdata; /* the daemon's per-client state */
 
 	/* private to ipc.c */
+	int passed_fd; /* passed with the message being handled (qj_ipc_take_fd) */
 	bool paused;
 	bool dead;
 	uint32_t events;
@@ -87,6 +88,11 @@ int qj_ipc_send(struct qj_ipc_client *c, const json_t *msg, int pass_fd);
  * which counts the kernel's accounting size of each message, not just its text).
  */
 size_t qj_ipc_unread_bytes(const struct qj_ipc_client *c);
+/*
+ * The fd passed (SCM_RIGHTS) with the message being handled, now the caller's to close;
+ * negative when none came.  One fd a message; any not taken is closed after the handler.
+ */
+int qj_ipc_take_fd(struct qj_ipc_client *c);
 /* Stops (or resumes) reading requests from @c: a reply is deferred. */
 void qj_ipc_pause(struct qj_ipc_client *c, bool paused);
 /* Disconnects @c after the current dispatch. */

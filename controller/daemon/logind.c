@@ -21,6 +21,8 @@
 #define LOGIND_NAME "org.freedesktop.login1"
 #define LOGIND_PATH "/org/freedesktop/login1"
 #define LOGIND_MANAGER "org.freedesktop.login1.Manager"
+/* The bus driver: the only sender of a true NameOwnerChanged. */
+#define DRIVER_NAME "org.freedesktop.DBus"
 /* The fail-closed hold while the inhibitors are unknown. */
 #define UNKNOWN_HOLD "logind"
 /* Connection ids of the bridge's holds: far above the IPC server's (counted from 1). */
@@ -46,6 +48,8 @@ struct qj_logind {
 	bool relist; /* a change came while the list was in flight */
 	bool unknown; /* the fail-closed hold is taken */
 	bool logind_present;
+	char *owner; /* logind's unique name ("" unknown): the only sender of its signals */
+	uint64_t n_forged; /* signals refused for their sender */
 	uint64_t retry_usec, retry_at_usec;
 	uint64_t app_gen;
 	uint64_t next_conn;
@@ -65,6 +69,41 @@ static void update_events(struct qj_logind *b)
 		return;
 	ev.events = (e & POLLIN ? EPOLLIN : 0) | (e & POLLOUT ? EPOLLOUT : 0);
 	(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_MOD, b->src.fd, &ev);
+}
+
+/*
+ * Whether @m really comes from @want (the bus driver, or logind's unique name).  Any local
+ * user may send our connection a unicast signal (Debian's system-bus policy allows
+ * signals to anyone) and a match rule's sender is not a check: the sender field, which the
+ * bus daemon fills in itself, is.  Refusals are logged at notice the 1st, 2nd, 4th, 8th...
+ * time, so a flood of forgeries costs log lines only logarithmically.
+ */
+static bool sent_by(struct qj_logind *b, sd_bus_message *m, const char *want)
+{
+	const char *sender = sd_bus_message_get_sender(m);
+
+	if (sender && want && want[0] && strcmp(sender, want) == 0)
+		return true;
+	b->n_forged++;
+	if ((b->n_forged & (b->n_forged - 1)) == 0)
+		log_notice("logind: ignoring %s from %s, which is not %s (%" PRIu64
+			   " such signal(s) so far)",
+			   sd_bus_message_get_member(m), sender ? sender : "(no sender)",
+			   want && want[0] ? want : "logind's known unique name", b->n_forged);
+	else
+		log_debug("logind: ignoring %s from %s", sd_bus_message_get_member(m),
+			  sender ? sender : "(no sender)");
+	return false;
+}
+
+static void set_owner(struct qj_logind *b, const char *owner)
+{
+	char *o = strdup(owner ? owner : "");
+
+	if (!o)
+		return; /* keep the old one: at worst a change is missed until the next */
+	free(b->owner);
+	b->owner = o;
 }
 
 /* Copies at most @size - 1 bytes of @s, not cutting a UTF-8 sequence (the names go out in JSON). */
@@ -298,6 +337,7 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 		if (b->logind_present || b->unknown || b->n)
 			log_info("logind: not on the system bus, no inhibitors to follow");
 		b->logind_present = false;
+		set_owner(b, "");
 		b->retry_usec = 0;
 		b->retry_at_usec = USEC_INFINITY;
 		if (drop_all(b) > 0)
@@ -308,6 +348,8 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 		list_failed(b, -sd_bus_error_get_errno(e), e->name);
 		return 0;
 	}
+	/* The reply comes from logind's unique name: its signals must come from there too. */
+	set_owner(b, sd_bus_message_get_sender(m));
 	for (size_t k = 0; k < b->n; k++)
 		b->v[k].seen = false;
 	r = sd_bus_message_enter_container(m, 'a', "(ssssuu)");
@@ -400,6 +442,14 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
 {
 	struct qj_logind *b = userdata;
 
+	if (!b->owner || !b->owner[0]) {
+		/* No list answered yet: the one in flight (or the retry) reads the truth. */
+		log_debug(
+			"logind: PropertiesChanged before logind's unique name is known, ignored");
+		return 0;
+	}
+	if (!sent_by(b, m, b->owner))
+		return 0;
 	if (names_block_inhibited(m)) {
 		log_debug("logind: BlockInhibited changed, listing the inhibitors");
 		(void)request_list(b);
@@ -413,9 +463,12 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	const char *name, *old_owner, *new_owner;
 	size_t n;
 
+	if (!sent_by(b, m, DRIVER_NAME))
+		return 0;
 	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
 	    strcmp(name, LOGIND_NAME) != 0)
 		return 0;
+	set_owner(b, new_owner);
 	if (new_owner[0]) {
 		log_info("logind: appeared on the system bus, listing its inhibitors");
 		(void)request_list(b);
@@ -548,6 +601,7 @@ struct qj_logind *qj_logind_free(struct qj_logind *b)
 		(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_DEL, b->src.fd, NULL);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	sd_bus_flush_close_unref(b->bus);
+	free(b->owner);
 	free(b);
 	return NULL;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adopt.h"
 #include "backend.h"
 #include "cycle.h"
 #include "daemon-internal.h"
@@ -566,6 +567,32 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	reply(c, json_pack("{s:b,s:s,s:i}", "ok", 1, "app", req->app, "pid", req->pid), -1);
 }
 
+/* spawn with "child": the caller's waiting child, by the pidfd passed with the request. */
+static void spawn_child(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+{
+	_cleanup_close_ int pidfd = qj_ipc_take_fd(c);
+	struct qj_adopt_caller who = { .pid = c->pid, .pidfd = c->pidfd, .uid = c->uid };
+	char cgroup[4096], err[512];
+	pid_t pid = 0;
+	int r;
+
+	r = qj_adopt_child(d->engine, d->policy, &who, req->app, pidfd, &pid, cgroup,
+			   sizeof(cgroup), err, sizeof(err));
+	d->app_gen++;
+	if (r < 0) {
+		log_notice("Refused spawn into %s for pid %d uid %d (%s): %s", req->app, c->pid,
+			   c->uid, c->comm, err);
+		reply_error(c, r, "%s", err);
+		return;
+	}
+	log_info("Placed pid %d, the waiting child of pid %d uid %d, into app %s", pid, c->pid,
+		 c->uid, req->app);
+	reply(c,
+	      json_pack("{s:b,s:s,s:i,s:s}", "ok", 1, "app", req->app, "pid", pid, "cgroup",
+			cgroup),
+	      -1);
+}
+
 static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
 {
 	_cleanup_close_ int fd = -EBADF;
@@ -573,6 +600,10 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 
 	if (!check_may_place(d, c))
 		return;
+	if (req->child) {
+		spawn_child(d, c, req);
+		return;
+	}
 	r = qj_engine_open_cgroup(d->engine, req->app, &fd);
 	if (r < 0) {
 		reply_error(c, r,

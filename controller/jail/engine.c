@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "rfc3339.h"
 #include "sampler.h"
 #include "util.h"
 

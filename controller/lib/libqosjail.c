@@ -55,8 +55,11 @@ QJ_EXPORT const char *qj_version(void)
 	return QJ_VERSION;
 }
 
-/* Sends @req (consumed), waits for the reply.  0 and *ret (if not NULL) or negative errno. */
-static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
+/*
+ * Sends @req (consumed) with @pass_fd (SCM_RIGHTS; none when negative), waits for the
+ * reply.  0 and *ret (if not NULL) or negative errno.
+ */
+static int call_fd(struct qj_conn *c, json_t *req, int pass_fd, json_t **ret, int *ret_fd)
 {
 	json_t *reply = NULL;
 	const char *msg;
@@ -65,7 +68,7 @@ static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
 	c->error[0] = '\0';
 	if (!req)
 		return -ENOMEM;
-	r = qj_proto_send(c->fd, req, -1);
+	r = qj_proto_send(c->fd, req, pass_fd);
 	json_decref(req);
 	/* A refused connection (over a limit) is closed after saying why: read that. */
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
@@ -93,6 +96,11 @@ static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
 	else
 		json_decref(reply);
 	return 0;
+}
+
+static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
+{
+	return call_fd(c, req, -1, ret, ret_fd);
 }
 
 QJ_EXPORT int qj_open(const char *socket_path, struct qj_conn **ret)
@@ -337,15 +345,181 @@ QJ_EXPORT int qj_kill_log_open(struct qj_conn *c, int *ret_fd)
 	return 0;
 }
 
+/* What a spawned child reports through its pipe; nothing (EOF) means it exec'd. */
+struct spawn_report {
+	int stage; /* SPAWN_NOT_JAILED or SPAWN_EXEC */
+	int err;
+};
+enum { SPAWN_NOT_JAILED, SPAWN_EXEC };
+
+static void report(int fd, int stage, int err)
+{
+	struct spawn_report rep = { .stage = stage, .err = err };
+
+	(void)!write(fd, &rep, sizeof(rep));
+}
+
+/* Reads until EOF or @size - 1 bytes into @buf (NUL-terminated); syscalls only. */
+static ssize_t read_all(int fd, char *buf, size_t size)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	while (n < size - 1) {
+		k = read(fd, buf + n, size - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* Whether the "0::" line of /proc/self/cgroup is exactly @want; syscalls only. */
+static bool in_cgroup(const char *want)
+{
+	char have[8192];
+	const char *line;
+	size_t len = strlen(want);
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read_all(fd, have, sizeof(have));
+	(void)close(fd);
+	if (n <= 0)
+		return false;
+	for (line = have; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, "0::", 3) == 0)
+			return strncmp(line + 3, want, len) == 0 &&
+			       (line[3 + len] == '\n' || line[3 + len] == '\0');
+	return false;
+}
+
+/*
+ * The child of a handover: waits until the parent writes the cgroup the daemon placed it
+ * in (EOF without one: refused, it exits), checks its own /proc/self/cgroup says the
+ * same, then execs.  Syscalls only: the caller may have other threads.
+ */
+static _Noreturn void handover_child(int go, int rep, char *const argv[])
+{
+	char want[4096];
+
+	if (read_all(go, want, sizeof(want)) <= 0)
+		_exit(127);
+	if (!in_cgroup(want)) {
+		report(rep, SPAWN_NOT_JAILED, EPERM);
+		_exit(127);
+	}
+	execvp(argv[0], argv);
+	report(rep, SPAWN_EXEC, errno);
+	_exit(127);
+}
+
+/* Waits for the child's report: 0 once it exec'd, else the error (the child is reaped). */
+static int child_outcome(struct qj_conn *c, int rep, pid_t pid, const char *argv0,
+			 const char *cgroup)
+{
+	struct spawn_report r = {};
+	ssize_t n;
+
+	do
+		n = read(rep, &r, sizeof(r));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(r))
+		return 0;
+	(void)waitpid(pid, NULL, 0);
+	if (r.stage == SPAWN_NOT_JAILED) {
+		snprintf(c->error, sizeof(c->error),
+			 "not executed: the child is not in the jail's cgroup %s",
+			 cgroup ? cgroup : "");
+		return -EIO;
+	}
+	snprintf(c->error, sizeof(c->error), "cannot execute %s: %s", argv0, strerror(r.err));
+	return -r.err;
+}
+
+/* clone3() with @flags (CLONE_PIDFD and maybe CLONE_INTO_CGROUP @cgroup_fd). */
+static long clone_child(uint64_t flags, int cgroup_fd, int *ret_pidfd)
+{
+	struct clone_args args = {};
+
+	args.flags = flags | CLONE_PIDFD;
+	args.pidfd = (uint64_t)(uintptr_t)ret_pidfd;
+	args.exit_signal = SIGCHLD;
+	if (flags & CLONE_INTO_CGROUP)
+		args.cgroup = (uint64_t)cgroup_fd;
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/*
+ * For a caller that may not clone3() into the jail (issue 28): a child that waits, its
+ * pidfd passed to the daemon (spawn with "child"), which checks it is our own child and
+ * moves it; the child execs only once its own /proc/self/cgroup names the jail.
+ */
+static int spawn_handover(struct qj_conn *c, const char *app, char *const argv[], pid_t *ret_pid,
+			  int *ret_pidfd)
+{
+	_cleanup_close_ int go_r = -EBADF, go_w = -EBADF, rep_r = -EBADF, rep_w = -EBADF;
+	int pidfd = -1, p[2], r;
+	json_t *reply = NULL;
+	const char *cgroup;
+	long pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	go_r = p[0];
+	go_w = p[1];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	rep_r = p[0];
+	rep_w = p[1];
+	pid = clone_child(0, -1, &pidfd);
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		(void)close(go_w);
+		(void)close(rep_r);
+		handover_child(go_r, rep_w, argv);
+	}
+	(void)close(TAKE_FD(go_r));
+	(void)close(TAKE_FD(rep_w));
+	r = call_fd(c, json_pack("{s:s,s:s,s:b}", "op", "spawn", "app", app, "child", 1), pidfd,
+		    &reply, NULL);
+	cgroup = reply ? json_string_value(json_object_get(reply, "cgroup")) : NULL;
+	if (r >= 0 && !cgroup)
+		r = -EPROTO;
+	if (r >= 0 && write(go_w, cgroup, strlen(cgroup)) != (ssize_t)strlen(cgroup))
+		r = -EIO;
+	(void)close(TAKE_FD(go_w)); /* EOF: the child execs, or exits when told nothing */
+	if (r >= 0)
+		r = child_outcome(c, rep_r, (pid_t)pid, argv[0], cgroup);
+	else
+		(void)waitpid((pid_t)pid, NULL, 0);
+	json_decref(reply);
+	if (r < 0) {
+		(void)close(pidfd);
+		return r;
+	}
+	*ret_pid = (pid_t)pid;
+	if (ret_pidfd)
+		*ret_pidfd = pidfd;
+	else
+		(void)close(pidfd);
+	return 0;
+}
+
 QJ_EXPORT int qj_spawn(struct qj_conn *c, const char *app, char *const argv[], pid_t *ret_pid,
 		       int *ret_pidfd)
 {
 	_cleanup_close_ int cgroup_fd = -EBADF, pipe_r = -EBADF, pipe_w = -EBADF;
-	int pidfd = -1, pipefd[2], child_errno = 0;
-	struct clone_args args = {};
-	ssize_t n;
+	int pidfd = -1, pipefd[2], r;
 	long pid;
-	int r;
 
 	if (!c || !app || !argv || !argv[0] || !ret_pid)
 		return -EINVAL;
@@ -359,33 +533,23 @@ QJ_EXPORT int qj_spawn(struct qj_conn *c, const char *app, char *const argv[], p
 		return -errno;
 	pipe_r = pipefd[0];
 	pipe_w = pipefd[1];
-
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (uint64_t)cgroup_fd;
-	pid = syscall(SYS_clone3, &args, sizeof(args));
+	/* Created in the jail at once where we may (root, a delegated jail); else handed over. */
+	pid = clone_child(CLONE_INTO_CGROUP, cgroup_fd, &pidfd);
+	if (pid < 0 && (errno == EACCES || errno == EPERM))
+		return spawn_handover(c, app, argv, ret_pid, ret_pidfd);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int e;
-
 		(void)close(pipe_r);
 		execvp(argv[0], argv);
-		e = errno;
-		(void)!write(pipe_w, &e, sizeof(e));
+		report(pipe_w, SPAWN_EXEC, errno);
 		_exit(127);
 	}
 	(void)close(TAKE_FD(pipe_w));
-	do
-		n = read(pipe_r, &child_errno, sizeof(child_errno));
-	while (n < 0 && errno == EINTR);
-	if (n == sizeof(child_errno)) {
-		(void)waitpid((pid_t)pid, NULL, 0);
+	r = child_outcome(c, pipe_r, (pid_t)pid, argv[0], NULL);
+	if (r < 0) {
 		(void)close(pidfd);
-		snprintf(c->error, sizeof(c->error), "cannot execute %s: %s", argv[0],
-			 strerror(child_errno));
-		return -child_errno;
+		return r;
 	}
 	*ret_pid = (pid_t)pid;
 	if (ret_pidfd)

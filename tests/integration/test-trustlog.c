@@ -27,8 +27,10 @@
 
 #include "daemon-harness.h"
 #include "itest.h"
+#include "killlog-read.h"
 #include "killlog.h"
 #include "qosjail.h"
+#include "rfc3339.h"
 #include "util.h"
 
 /* Log readers: root and the adm group, as in the shipped policies. */

@@ -16,8 +16,10 @@
 
 #include "cgroup.h"
 #include "itest.h"
+#include "killlog-read.h"
 #include "log.h"
 #include "proc.h"
+#include "rfc3339.h"
 #include "test-policy.h"
 #include "util.h"
 

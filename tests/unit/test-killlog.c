@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "killlog-read.h"
 #include "killlog.h"
+#include "rfc3339.h"
 #include "util.h"
 
 struct fixture {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* qosjailctl report: what the verb gathers (ctl-report.c) and the page drawn from it. */
-#ifndef QJ_CTL_REPORT_H
-#define QJ_CTL_REPORT_H
+/* qosjailctl report --html: the data the verb gathers (ctl-report.c) and the page drawn from it. */
+#ifndef QJ_CTL_REPORT_HTML_H
+#define QJ_CTL_REPORT_HTML_H
 
 #include <jansson.h>
 #include <stddef.h>
