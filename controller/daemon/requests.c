@@ -113,22 +113,7 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 
 static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 {
-	int r;
-
-	if (!msg) {
-		log_error("Out of memory building a reply, disconnecting client %" PRIu64, c->id);
-		qj_ipc_disconnect(c);
-		return;
-	}
-	r = qj_ipc_send(c, msg, pass_fd);
-	json_decref(msg);
-	if (r == -EMSGSIZE || r == -ENOMEM) {
-		/* Never leave a client waiting for a reply that was not sent. */
-		msg = qj_reply_new_error(r, "reply too large or out of memory");
-		if (msg)
-			(void)qj_ipc_send(c, msg, -1);
-		json_decref(msg);
-	}
+	qj_daemon_reply(c, msg, pass_fd);
 }
 
 /*
@@ -178,7 +163,7 @@ static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	reply(c, qj_reply_new_error(error, "%s", msg), -1);
+	qj_daemon_reply_error(c, error, "%s", msg);
 }
 
 static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
@@ -404,6 +389,11 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 				  json_integer((json_int_t)qj_events_n_delays(d->events)));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	/* Trusted work that waits on the jail (waiting.c), and cmdline reads stuck. */
+	(void)json_object_set_new(j, "waiting_on_jail", qj_daemon_waiters_json(d, 0));
+	(void)json_object_set_new(
+		j, "stuck_reads",
+		json_integer(d->engine ? (json_int_t)qj_engine_stuck_reads(d->engine) : 0));
 	if (d->killlog) {
 		struct qj_killlog_stats ks;
 
@@ -795,116 +785,6 @@ static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 					     qj_daemon_now()));
 }
 
-/* One sentence on why @x's process is or is not jailed. */
-static void explain_why(const struct qj_engine_explain *x, char *buf, size_t size)
-{
-	const struct qj_app *a = x->policy_app;
-
-	if (x->jailed && !a)
-		snprintf(buf, size, "in the jail's group %s, which the policy no longer lists",
-			 x->app);
-	else if (x->jailed && a->exempt)
-		snprintf(buf, size, "jailed in app %s, which is exempt: never escalated", x->app);
-	else if (x->jailed && (a->match_exe || a->match_cmdline || a->has_match_uid))
-		snprintf(buf, size, "jailed in app %s (placed, or matched by its rules at exec)",
-			 x->app);
-	else if (x->jailed)
-		snprintf(buf, size, "jailed in app %s, placed by a launcher", x->app);
-	else if (a && a->trust == QJ_TRUST_TRUSTED)
-		snprintf(buf, size, "not jailed: matches app %s, which is trusted", x->app);
-	else if (a)
-		snprintf(buf, size,
-			 "not jailed yet: matches app %s; it is jailed at its next exec or "
-			 "event resync",
-			 x->app);
-	else
-		snprintf(buf, size, "not jailed: matches no app of the policy");
-}
-
-/* The rungs a busy process of @x's app goes through from the next quiesce on. */
-static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_explain *x)
-{
-	json_t *a = json_array();
-
-	for (int r = x->first_rung; a && r >= 0;
-	     r = qj_ladder_next_rung(p, x->policy_app, r, x->catches_sigxcpu, x->consents))
-		if (json_array_append_new(
-			    a, json_pack("{s:s,s:s,s:I}", "name", p->rungs[r].name, "action",
-					 qj_action_to_string(p->rungs[r].action), "grace_usec",
-					 (json_int_t)p->rungs[r].grace_usec)) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
-/*
- * A process's comm and executable need not be UTF-8, and json_pack() refuses
- * the whole reply for one such string: escaped (\xNN) in place, never dropped.
- */
-static void escape_proc_names(char *comm, size_t size, char **exe)
-{
-	char raw[256];
-
-	snprintf(raw, sizeof(raw), "%s", comm);
-	(void)qj_escape_buf(raw, QJ_ESCAPE_UTF8, comm, size); /* 15 bytes of comm: fits */
-	if (*exe) {
-		char *e = qj_escape(*exe, QJ_ESCAPE_UTF8);
-
-		free(*exe);
-		*exe = e; /* NULL on OOM: "exe" null, as when unreadable */
-	}
-}
-
-static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
-{
-	struct qj_engine_explain x;
-	_cleanup_free_ char *exe = NULL;
-	struct qj_proc_stat st;
-	char why[256];
-	int r;
-
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
-		return;
-	}
-	r = qj_engine_explain(d->engine, req->pid, &x);
-	if (r < 0) {
-		reply_error(c, r, r == -ESRCH ? "no process %d" : "cannot inspect process %d",
-			    req->pid);
-		return;
-	}
-	/* What /proc/PID/exe would tell the peer itself: root, the owner, or log readers. */
-	if (c->uid != 0 && c->uid != x.uid &&
-	    !qj_principals_allow(&d->policy->access_logs, c->uid, c->groups, c->n_groups)) {
-		log_notice("Refused explain of pid %d to pid %d uid %d (%s)", req->pid, c->pid,
-			   c->uid, c->comm);
-		reply_error(c, -EPERM,
-			    "uid %d may not explain another user's process: not in access.logs",
-			    c->uid);
-		return;
-	}
-	if (qj_proc_stat_read(req->pid, &st) < 0)
-		st.comm[0] = '\0';
-	(void)qj_proc_exe(req->pid, &exe);
-	escape_proc_names(st.comm, sizeof(st.comm), &exe);
-	explain_why(&x, why, sizeof(why));
-	reply(c,
-	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
-			"s:b,s:b,s:o}}",
-			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
-			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
-			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
-			"exempt", x.policy_app && x.policy_app->exempt, "why", why, "strikes",
-			(json_int_t)x.strikes, "ladder", explain_ladder(d->policy, &x), "cycle",
-			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
-			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",
-			x.tracked && x.rung >= 0 ? d->policy->rungs[x.rung].name : NULL,
-			"stopped_by_qosjail", x.stopped_by_us, "frozen", x.frozen, "holding",
-			x.holding[0] ? qj_json_string_escaped(x.holding) : json_null()),
-	      -1);
-}
-
 /* The same text as --metrics-file: counters across cycles, for everyone (like status). */
 static void handle_metrics(struct qj_daemon *d, struct qj_ipc_client *c)
 {
@@ -1026,7 +906,7 @@ static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_reque
 		handle_suspend(d, c);
 		return;
 	case QJ_OP_EXPLAIN:
-		handle_explain(d, c, req);
+		qj_daemon_explain(d, c, req->pid);
 		return;
 	case QJ_OP_NOTIFY:
 		handle_notify(d, c);
@@ -1151,6 +1031,7 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 		c->userdata = NULL;
 	}
 	qj_events_forget(d, c);
+	qj_daemon_explain_forget(d, c);
 	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
 	if (n > 0) {
 		log_debug("Client %" PRIu64 " (pid %d) closed, %zu hold(s) released", c->id, c->pid,

@@ -19,6 +19,8 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+
+struct qj_procread;
 #include "sampler.h"
 #include "util.h"
 
@@ -156,6 +158,8 @@ struct qj_engine {
 	char *state_file;
 	struct qj_cgroup *cg;
 	struct qj_procmon *pm;
+	struct qj_procread *pr; /* cmdline reads off the loop thread */
+	unsigned placed_async; /* processes jailed when a cmdline read answered */
 
 	struct app_state *apps;
 	size_t n_apps;

@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "procread.h"
 #include "rfc3339.h"
 #include "sampler.h"
 #include "util.h"
@@ -183,6 +184,9 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 	r = qj_procmon_new(&e->pm);
 	if (r < 0)
 		log_debug_errno(r, "Process events unavailable, exec matching off: %m");
+	r = qj_procread_new(QJ_PROCREAD_TIMEOUT_USEC, &e->pr);
+	if (r < 0)
+		goto fail;
 	*ret = e;
 	return 0;
 fail:
@@ -225,6 +229,7 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 {
 	if (!e)
 		return NULL;
+	e->pr = qj_procread_free(e->pr); /* pending reads answered -ECANCELED: before the rest */
 	tasks_clear(e);
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
@@ -1833,9 +1838,10 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 	return 0;
 }
 
-int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *ret)
+int qj_engine_explain(struct qj_engine *e, pid_t pid, const char *cmdline,
+		      struct qj_engine_explain *ret)
 {
-	_cleanup_free_ char *exe = NULL, *cmdline = NULL, *in_app = NULL;
+	_cleanup_free_ char *exe = NULL, *in_app = NULL;
 	struct qj_engine_explain x = { .rung = -1, .first_rung = -1 };
 	const struct qj_app *a = NULL;
 	struct qj_proc_status ps;
@@ -1860,10 +1866,14 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		snprintf(x.app, sizeof(x.app), "%s", in_app);
 		a = qj_policy_find_app(e->p, in_app);
 	} else {
-		/* Kernel threads have no exe: they match no rule. */
+		bool needs;
+
+		/* Kernel threads have no exe: they match no rule.  The cmdline: only when given. */
 		(void)qj_proc_exe(pid, &exe);
-		(void)qj_proc_cmdline(pid, &cmdline);
-		a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+		a = qj_policy_match_without_cmdline(e->p, exe, ps.uid, &needs);
+		if (needs && cmdline)
+			a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+		x.cmdline_unknown = needs && !cmdline;
 		if (a)
 			snprintf(x.app, sizeof(x.app), "%s", a->name);
 	}

@@ -28,6 +28,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "procread.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -94,18 +95,12 @@ int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
 	return 1;
 }
 
-/* Classifies a process that exec'd; places it when a jailed app matches. */
-static int classify(struct qj_engine *e, pid_t pid)
+/* Places @pid in @a when it is a jailed app and @pid is not jailed yet; 1 when placed. */
+static int place_matched(struct qj_engine *e, const struct qj_app *a, pid_t pid, const char *exe,
+			 const char *why)
 {
-	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
-	const struct qj_app *a;
-	struct qj_proc_status ps;
 	int r;
 
-	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
-	    qj_proc_status_read(pid, &ps) < 0)
-		return 0; /* gone already */
-	a = qj_policy_match(e->p, exe, cmdline, ps.uid);
 	if (!a || a->trust != QJ_TRUST_JAILED)
 		return 0;
 	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
@@ -116,8 +111,106 @@ static int classify(struct qj_engine *e, pid_t pid)
 		return 0;
 	if (r < 0)
 		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
-	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: %s", pid, exe, a->name, why);
 	return 1;
+}
+
+/* A process whose match waits for its cmdline (read off the loop thread). */
+struct exec_match {
+	struct qj_engine *e;
+	pid_t pid;
+	int pidfd; /* the process that exec'd: a reused pid is never placed */
+	uid_t uid;
+	char *exe;
+};
+
+static void exec_match_free(struct exec_match *m)
+{
+	if (m->pidfd >= 0)
+		close(m->pidfd);
+	free(m->exe);
+	free(m);
+}
+
+/*
+ * Its cmdline could not be read (stuck past the timeout, or too many reads stuck): it
+ * goes to the first jailed app it may match, rather than run outside the jail because it
+ * keeps its own lock contended.  Decided with the policy running now.
+ */
+static void place_unread(struct qj_engine *e, struct exec_match *m, int r)
+{
+	const struct qj_app *a;
+	bool needs;
+
+	a = qj_policy_match_without_cmdline(e->p, m->exe, m->uid, &needs);
+	if (!needs)
+		a = qj_policy_match(e->p, m->exe, NULL, m->uid);
+	if (!a || a->trust != QJ_TRUST_JAILED)
+		return;
+	log_notice("Cannot read the cmdline of %d (%s): %s; jailing it in app %s, which it may "
+		   "match (fail closed)",
+		   m->pid, m->exe, r == -ETIMEDOUT ? "the read is stuck" : strerror(-r), a->name);
+	if (place_matched(e, a, m->pid, m->exe, "its cmdline could not be read") > 0)
+		e->placed_async++;
+}
+
+static void on_cmdline(int r, const char *cmdline, void *userdata)
+{
+	struct exec_match *m = userdata;
+	struct qj_engine *e = m->e;
+
+	if (r != -ECANCELED && r != -ESRCH && !qj_pidfd_exited(m->pidfd)) {
+		if (r < 0)
+			place_unread(e, m, r);
+		else if (place_matched(e, qj_policy_match(e->p, m->exe, cmdline, m->uid), m->pid,
+				       m->exe, "its match rules") > 0)
+			e->placed_async++;
+	}
+	exec_match_free(m);
+}
+
+/* Reads @pid's cmdline off the loop thread; decides in on_cmdline().  Fails closed. */
+static int classify_later(struct qj_engine *e, pid_t pid, const char *exe, uid_t uid)
+{
+	struct exec_match *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	*m = (struct exec_match){ .e = e, .pid = pid, .uid = uid, .exe = strdup(exe) };
+	m->pidfd = pidfd_open(pid, 0);
+	if (!m->exe || m->pidfd < 0) {
+		r = !m->exe ? -ENOMEM : errno == ESRCH ? -ESRCH : negative_errno();
+		exec_match_free(m);
+		return r == -ESRCH ? 0 : r;
+	}
+	r = qj_procread_submit(e->pr, pid, uid, 0, on_cmdline, m, NULL);
+	if (r == 0)
+		return 0;
+	if (r != -ESRCH)
+		place_unread(e, m, r);
+	exec_match_free(m);
+	return 0;
+}
+
+/*
+ * Classifies a process that exec'd; places it when a jailed app matches.  Its exe, uid
+ * and state are read here (none takes the process's locks); its cmdline only when it
+ * decides, and then off the loop thread.
+ */
+static int classify(struct qj_engine *e, pid_t pid)
+{
+	_cleanup_free_ char *exe = NULL;
+	const struct qj_app *a;
+	struct qj_proc_status ps;
+	bool needs;
+
+	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_status_read(pid, &ps) < 0)
+		return 0; /* gone already */
+	a = qj_policy_match_without_cmdline(e->p, exe, ps.uid, &needs);
+	if (needs)
+		return classify_later(e, pid, exe, ps.uid);
+	return place_matched(e, a, pid, exe, "its match rules");
 }
 
 int qj_eng_on_event(const struct qj_proc_event *ev, void *ud)
@@ -308,4 +401,40 @@ int qj_eng_rescan(struct qj_engine *e, uint64_t now)
 		qj_eng_mark_gone(e, t);
 	}
 	return r < 0 ? r : untracked;
+}
+
+int qj_engine_procread_fd(const struct qj_engine *e)
+{
+	return qj_procread_fd(e->pr);
+}
+
+int qj_engine_on_procread(struct qj_engine *e)
+{
+	unsigned placed = e->placed_async;
+	int r = qj_procread_dispatch(e->pr);
+
+	return r < 0 ? r : (int)(e->placed_async - placed);
+}
+
+int qj_engine_read_cmdline(struct qj_engine *e, pid_t pid, uid_t uid,
+			   void (*done)(int r, const char *cmdline, void *userdata), void *userdata,
+			   uint64_t *ret_id)
+{
+	/* A caller's question spares the readers exec matching needs. */
+	return qj_procread_submit(e->pr, pid, uid, QJ_PROCREAD_SPARE, done, userdata, ret_id);
+}
+
+void qj_engine_cancel_read(struct qj_engine *e, uint64_t id)
+{
+	qj_procread_cancel(e->pr, id);
+}
+
+unsigned qj_engine_stuck_reads(const struct qj_engine *e)
+{
+	return (unsigned)qj_procread_n_stuck(e->pr);
+}
+
+unsigned qj_engine_reads_running(const struct qj_engine *e)
+{
+	return (unsigned)qj_procread_n_reading(e->pr);
 }
