@@ -30,8 +30,12 @@ struct qj_procread;
 /* How long a process acted on in a cycle is followed after the restore. */
 #define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
 #define MAX_FOLLOW 1024
-/* Processes that consented to the notify rung through libqosjail, at most. */
-#define MAX_CONSENTS 4096
+/*
+ * Processes that consented to the notify rung through libqosjail, at most, per app: each
+ * app has its own share, so one app's processes never take another's room (the table is
+ * bounded by the policy's apps times this).
+ */
+#define MAX_CONSENTS_PER_APP 256
 /* Pids a group action's kill-log record lists (its task count is exact). */
 #define GROUP_PIDS_MAX 32
 
@@ -60,6 +64,7 @@ struct consent {
 	pid_t pid;
 	int pidfd;
 	uint64_t start_time;
+	char *app; /* the app it consented in: whose share it takes */
 };
 
 struct slack {
