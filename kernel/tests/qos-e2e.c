@@ -1104,6 +1104,40 @@ static void check_v(void)
 	       r ? strerror(-r) : "done");
 }
 
+/*
+ * A kernel built without CONFIG_PM_QOS_EVENTUALLY (kernel/scripts/config-off
+ * --boot): "qos" is not listed and writing it fails with EINVAL, there is no
+ * /dev/cpu_interactivity, and EVIOCSQOSHOLD fails with EOPNOTSUPP.
+ */
+static void check_off(void)
+{
+	char state[256] = "", evpath[64] = "";
+	int r, dev, ufd, efd = -1, hold_err = 0, one = 1;
+
+	read_str(STATE, state, sizeof(state));
+	r = write_qos();
+	dev = open(DEV, O_RDWR | O_CLOEXEC);
+	dev = dev < 0 ? errno : (close(dev), 0);
+	ufd = uinput_open(evpath, sizeof(evpath));
+	if (ufd >= 0 && evpath[0])
+		efd = open(evpath, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (efd >= 0 && ioctl(efd, EVIOCSQOSHOLD, &one))
+		hold_err = errno;
+	report(!strstr(state, "qos") && r == -EINVAL && dev == ENOENT &&
+	       hold_err == EOPNOTSUPP, "off",
+	       "\"qos\" %s; its write: %s; %s: %s; EVIOCSQOSHOLD: %s",
+	       strstr(state, "qos") ? "listed" : "not listed",
+	       r ? strerror(-r) : "accepted", DEV, dev ? strerror(dev) : "exists",
+	       efd < 0 ? "no evdev client" :
+	       hold_err ? strerror(hold_err) : "accepted");
+	if (efd >= 0)
+		close(efd);
+	if (ufd >= 0) {
+		ioctl(ufd, UI_DEV_DESTROY);
+		close(ufd);
+	}
+}
+
 static void bench(void)
 {
 	char buf[512];
@@ -1143,6 +1177,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "bench")) {
 		bench();
 		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "off")) {
+		check_off();
+		printf("QJ-E2E: DONE %d failure(s)\n", failures);
+		return failures ? 1 : 0;
 	}
 	check_a();
 	check_b();
