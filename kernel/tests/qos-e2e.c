@@ -32,6 +32,7 @@
 #define BENCH		"/sys/kernel/debug/qos_eventually_test/bench"
 #define MEM_SLEEP	"/sys/power/mem_sleep"
 #define PM_TEST		"/sys/power/pm_test"
+#define PM_DEBUG	"/sys/power/pm_debug_messages"
 #define AUTOSLEEP	"/sys/power/autosleep"
 #define WAKE_LOCK	"/sys/power/wake_lock"
 #define WAKE_UNLOCK	"/sys/power/wake_unlock"
@@ -502,22 +503,32 @@ static void check_d(void)
 	       r ? strerror(-r) : "suspended", now() - t);
 }
 
+/*
+ * A request added during the transition makes "qos" back out, and the
+ * abort names it (pm_print_active_wakeup_sources(), with pm_debug_messages).
+ */
 static void check_e(void)
 {
 	struct wsrow row;
-	int r, r2;
+	int r, r2, kfd, named;
 
 	r = write_str(INJECT, "e2e-inject");
 	if (r) {
 		report(0, "e", "inject: %s", strerror(-r));
 		return;
 	}
+	write_str(PM_DEBUG, "1");
+	kfd = kmsg_open();
 	r = write_qos();
+	named = kmsg_has(kfd, "active wakeup source: e2e-inject");
+	close(kfd);
+	write_str(PM_DEBUG, "0");
 	/* The injected request was removed after the attempt; suspend works. */
 	r2 = write_qos();
-	report(r == -EAGAIN && r2 == 0 && ws_row("e2e-inject", &row), "e",
-	       "request added mid-transition: %s; next qos: %s",
+	report(r == -EAGAIN && r2 == 0 && named && ws_row("e2e-inject", &row),
+	       "e", "request added mid-transition: %s, the abort %s; next qos: %s",
 	       r ? strerror(-r) : "suspended anyway",
+	       named ? "names it" : "does NOT name it",
 	       r2 ? strerror(-r2) : "suspended");
 }
 
