@@ -46,6 +46,8 @@ struct qj_daemon {
 	struct qj_notify notify; /* the service manager's readiness and status */
 	struct qj_metrics metrics;
 	char *metrics_path; /* --metrics-file: written after each cycle; NULL: none */
+	int metrics_dfd; /* its directory, held once opened safely; -EBADF until then */
+	char *metrics_base;
 	uint64_t quiesce_begin_usec;
 	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */

@@ -218,17 +218,41 @@ static void on_backend_done(struct qj_daemon *d, int result)
 		reload_on_sighup(d); /* waits again if another write started */
 }
 
+/*
+ * The metrics file's directory, walked safely and then held (metrics.h): the daemon
+ * writes as root where a user may own the directory.  Tried at start and before each
+ * write until it succeeds.
+ */
+static int open_metrics_dir(struct qj_daemon *d)
+{
+	int r;
+
+	if (d->metrics_dfd >= 0)
+		return 0;
+	r = qj_metrics_open_dir(d->metrics_path, &d->metrics_dfd, &d->metrics_base);
+	if (r == -EPERM || r == -ELOOP)
+		log_warning("Refusing to write the metrics file %s: a directory on its path %s; "
+			    "it is written once every directory above its own is root's",
+			    d->metrics_path,
+			    r == -ELOOP ? "is a symlink" :
+					  "belongs to, or is writable by, a user other than root");
+	else if (r < 0)
+		log_warning_errno(r, "Cannot open the directory of the metrics file %s: %m",
+				  d->metrics_path);
+	return r;
+}
+
 void qj_daemon_write_metrics(struct qj_daemon *d)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	if (!d->metrics_path)
+	if (!d->metrics_path || open_metrics_dir(d) < 0)
 		return;
 	r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
 	if (r >= 0)
-		r = qj_metrics_write_file(d->metrics_path, text, len);
+		r = qj_metrics_write_at(d->metrics_dfd, d->metrics_base, text, len);
 	if (r == -ELOOP)
 		log_warning("Refusing to write the metrics file %s: it is a symlink",
 			    d->metrics_path);
@@ -559,6 +583,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	if (!d)
 		return -ENOMEM;
 	d->epoll_fd = d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
+	d->metrics_dfd = -EBADF;
 	d->procmon_src.fd = d->procread_src.fd = d->watchdog_src.fd = -EBADF;
 	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
@@ -580,6 +605,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (d->metrics_path)
+		(void)open_metrics_dir(d); /* held from start: later swaps cannot redirect it */
 
 	/* Signals: the loop reads them from a signalfd; SIGUSR1 is only for the worker. */
 	sigemptyset(&ss);
@@ -775,6 +802,9 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	free(d->policy_path);
 	free(d->state_dir);
 	free(d->metrics_path);
+	free(d->metrics_base);
+	if (d->metrics_dfd >= 0)
+		(void)close(d->metrics_dfd);
 	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd,
 				d->watchdog_src.fd, d->epoll_fd },
 		 *end = fd + 5;

@@ -245,12 +245,15 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 	if (!e)
 		return NULL;
 	e->pr = qj_procread_free(e->pr); /* pending reads answered -ECANCELED: before the rest */
+	qj_eng_backlog_free(e);
 	tasks_clear(e);
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
 	free(e->follows);
-	for (size_t i = 0; i < e->n_consents; i++)
+	for (size_t i = 0; i < e->n_consents; i++) {
 		(void)close(e->consents[i].pidfd);
+		free(e->consents[i].app);
+	}
 	free(e->consents);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		free(e->apps[i].name);
@@ -299,6 +302,7 @@ static void consents_prune(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_consents;) {
 		if (qj_pidfd_exited(e->consents[i].pidfd)) {
 			(void)close(e->consents[i].pidfd);
+			free(e->consents[i].app);
 			e->consents[i] = e->consents[--e->n_consents];
 		} else {
 			i++;
@@ -317,13 +321,15 @@ static bool consented(struct qj_engine *e, pid_t pid, uint64_t start_time)
 
 int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 {
+	_cleanup_free_ char *app = NULL;
 	struct qj_proc_stat st;
 	struct consent *v;
+	size_t share = 0;
 	int r, fd;
 
 	if (pid <= 0 || pidfd < 0)
 		return -EINVAL;
-	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	r = qj_cgroup_app_of_pid(e->cg, pid, &app);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	if (r == 0)
@@ -335,7 +341,9 @@ int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 	consents_prune(e);
 	if (consented(e, pid, st.start_time))
 		return 0;
-	if (e->n_consents >= MAX_CONSENTS)
+	for (size_t i = 0; i < e->n_consents; i++)
+		share += strcmp(e->consents[i].app, app) == 0;
+	if (share >= MAX_CONSENTS_PER_APP)
 		return -ENOSPC;
 	fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
@@ -346,8 +354,9 @@ int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 		return -ENOMEM;
 	}
 	e->consents = v;
-	v[e->n_consents++] =
-		(struct consent){ .pid = pid, .pidfd = fd, .start_time = st.start_time };
+	v[e->n_consents++] = (struct consent){
+		.pid = pid, .pidfd = fd, .start_time = st.start_time, .app = TAKE_PTR(app)
+	};
 	/* A task of the running cycle hears it at its next rung. */
 	for (size_t i = 0; i < e->n_tasks; i++)
 		if (e->tasks[i].pid == pid && e->tasks[i].start_time == st.start_time)
