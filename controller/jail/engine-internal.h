@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the jail engine's files share (private to controller/jail/): engine.c (tasks,
- * the quiesce and the restore), membership.c (who is in the jail: placing, exec
- * matching, resync from /proc and cgroup.procs) and restart.c (the state file a
- * restarted daemon undoes).
+ * What the jail engine's files share (private to controller/jail/): the engine's state
+ * (tasks, apps, follows, consents) and each file's entry points, listed bottom up.
  */
 #ifndef QJ_ENGINE_INTERNAL_H
 #define QJ_ENGINE_INTERNAL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,11 +18,11 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "sampler.h"
+#include "util.h"
 
 struct exec_match;
 struct qj_procread;
-#include "sampler.h"
-#include "util.h"
 
 #define STATE_FILE "jail-state.json"
 /* How soon to look again after a stop, kill or freeze: they take effect at once. */
@@ -216,20 +215,59 @@ struct qj_engine {
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
-/* engine.c */
-/* qsort() order of the tracked tasks: by pid. */
-int qj_eng_cmp_task(const void *a, const void *b);
+/*
+ * The engine's files, each using only those listed before it (tests/layout/check-links
+ * fails on a cycle).
+ */
+
+/* apps.c: per-app state. */
 struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name);
-int qj_eng_send_signal(struct task *t, int sig);
-void qj_eng_task_done(struct task *t);
+/* One more action of @rung against @a; not counted (logged) when out of memory. */
+void qj_eng_count_action(struct app_state *a, const struct qj_rung *rung);
+
+/* killrec.c: the ladder's kill-log records. */
+/* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
+void qj_eng_append_record(struct qj_engine *e, json_t *o);
+const char *qj_eng_gone_outcome(const struct task *t);
+void qj_eng_log_action(struct qj_engine *e, struct task *t, const char *outcome);
+void qj_eng_log_group(struct qj_engine *e, struct app_state *a, const char *outcome);
+
+/* follow.c: deaths after a cycle. */
+struct follow *qj_eng_find_follow(struct qj_engine *e, pid_t pid);
+void qj_eng_follow_remove(struct qj_engine *e, struct follow *f);
+void qj_eng_follow_sync(struct qj_engine *e);
+void qj_eng_follow_add(struct qj_engine *e, const struct task *t, const char *action);
 void qj_eng_follow_prune(struct qj_engine *e, uint64_t now);
 void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev);
+void qj_eng_follows_free(struct qj_engine *e);
+
+/* consent.c: notify consent. */
+void qj_eng_consents_prune(struct qj_engine *e);
+bool qj_eng_consented(struct qj_engine *e, pid_t pid, uint64_t start_time);
+void qj_eng_consents_free(struct qj_engine *e);
+
+/* tasks.c: the task table and timer slack. */
+/* qsort() order of the tracked tasks: by pid. */
+int qj_eng_cmp_task(const void *a, const void *b);
 struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid);
 int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now,
 		    struct task *ret);
+int qj_eng_send_signal(struct task *t, int sig);
+void qj_eng_task_done(struct task *t);
+void qj_eng_tasks_clear(struct qj_engine *e);
 void qj_eng_mark_gone(struct qj_engine *e, struct task *t);
+void qj_eng_slack_restore(struct qj_engine *e, struct task *t);
+
+/* observe.c: a task's activity. */
+int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now);
 bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t);
-void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+bool qj_eng_notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now);
+
+/* restart.c */
+int qj_eng_save_state(struct qj_engine *e);
+int qj_eng_cont_if_same(pid_t pid, uint64_t start_time);
+int qj_eng_load_and_undo_state(struct qj_engine *e);
+int qj_eng_sweep_jail(struct qj_engine *e);
 
 /* membership.c */
 /* The proc connector callback: exec matching, exits of followed processes. */
@@ -239,10 +277,21 @@ const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *na
 void qj_eng_backlog_free(struct qj_engine *e);
 int qj_eng_rescan(struct qj_engine *e, uint64_t now);
 
-/* restart.c */
-int qj_eng_save_state(struct qj_engine *e);
-int qj_eng_cont_if_same(pid_t pid, uint64_t start_time);
-int qj_eng_load_and_undo_state(struct qj_engine *e);
-int qj_eng_sweep_jail(struct qj_engine *e);
+/* appdemand.c: group demand. */
+int qj_eng_sample_groups(struct qj_engine *e, uint64_t now);
+void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+void qj_eng_group_restarts_flush(struct qj_engine *e);
+
+/* rungs.c: a rung performed on a task or a group. */
+int qj_eng_task_apply(struct qj_engine *e, struct task *t, int rung, uint64_t now);
+int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now);
+int qj_eng_group_apply(struct qj_engine *e, struct app_state *a, int rung, uint64_t now);
+
+/* step.c: the quiesce. */
+int qj_eng_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec);
+int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec);
+
+/* restore.c */
+int qj_eng_restore(struct qj_engine *e, const char *why);
 
 #endif

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "engine.h"
 #include "escape.h"
 #include "killlog.h"
 #include "ladder.h"
