@@ -42,7 +42,7 @@ static bool action_in_flight(struct qj_engine *e, struct task *t, bool *ret_stop
 {
 	struct qj_proc_status ps;
 
-	if (e->p->rungs[t->rung].action != QJ_ACTION_SIGSTOP || t->killed_by_us)
+	if (!qj_eng_rung_ops(e, t->ladder.rung)->stops || t->killed_by_us)
 		return qj_eng_task_signal_pending(e, t);
 	if (t->gone)
 		return false;
@@ -64,7 +64,7 @@ static void group_wait_base(struct qj_engine *e, struct app_state *a)
 		struct task *t = &e->tasks[i];
 
 		/* Gone too: a task killed and still dying needs the CPU to finish. */
-		if (t->rung >= 0 && strcmp(t->app, a->name) == 0)
+		if (t->ladder.rung >= 0 && strcmp(t->app, a->name) == 0)
 			a->pending_at_start = action_in_flight(e, t, &a->stop_queued_at_start);
 	}
 }
@@ -81,7 +81,7 @@ static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (strcmp(t->app, a->name) != 0 || t->rung < 0)
+		if (strcmp(t->app, a->name) != 0 || t->ladder.rung < 0)
 			continue;
 		if (qj_eng_task_signal_pending(e, t) || qj_eng_notify_wait(e, t, now))
 			return true;

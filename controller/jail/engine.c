@@ -176,8 +176,11 @@ int qj_engine_set_policy(struct qj_engine *e, const struct qj_policy *p)
 	}
 	/* Rungs of a running cycle index the new ladder: keep them in range. */
 	for (size_t i = 0; i < e->n_tasks; i++)
-		if (e->tasks[i].rung >= (int)p->n_rungs)
-			e->tasks[i].rung = (int)p->n_rungs - 1;
+		if (e->tasks[i].ladder.rung >= (int)p->n_rungs)
+			e->tasks[i].ladder.rung = (int)p->n_rungs - 1;
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].ladder.rung >= (int)p->n_rungs)
+			e->apps[i].ladder.rung = (int)p->n_rungs - 1;
 	return 0;
 }
 
@@ -257,12 +260,12 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 		if (t->gone)
 			continue;
 		c.busy += t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED;
-		c.stopped += t->stopped_by_us;
+		c.stopped += t->undo.stopped;
 	}
 	for (size_t i = 0; i < e->n_apps; i++) {
 		const struct app_state *a = &e->apps[i];
 
-		c.frozen += a->frozen_by_us;
+		c.frozen += a->undo.frozen;
 		if (e->quiescing && a->holding[0] && !c.holding_app[0]) {
 			snprintf(c.holding_app, sizeof(c.holding_app), "%s", a->name);
 			snprintf(c.holding, sizeof(c.holding), "%s", a->holding);
@@ -326,15 +329,15 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, const char *cmdline,
 	if (x.jailed && e->quiescing && t && !t->gone) {
 		x.tracked = true;
 		x.activity = t->activity;
-		x.rung = t->rung;
-		x.stopped_by_us = t->stopped_by_us;
+		x.rung = t->ladder.rung;
+		x.stopped_by_us = t->undo.stopped;
 	}
 	if (x.jailed) {
 		const struct app_state *as = qj_eng_app_state(e, x.app);
 
 		if (as) {
-			x.strikes = as->strikes;
-			x.frozen = as->frozen_by_us;
+			x.strikes = as->undo.strikes;
+			x.frozen = as->undo.frozen;
 			if (e->quiescing)
 				snprintf(x.holding, sizeof(x.holding), "%s", as->holding);
 		}

@@ -15,7 +15,7 @@ static bool app_frozen(struct qj_engine *e, const char *app)
 {
 	struct app_state *a = qj_eng_app_state(e, app);
 
-	return a && a->frozen_by_us && qj_cgroup_event(e->cg, app, "frozen") == 1;
+	return a && a->undo.frozen && qj_cgroup_event(e->cg, app, "frozen") == 1;
 }
 
 /* /proc said "no such process": gone only when the pidfd agrees (else exiting: look again). */
@@ -34,8 +34,8 @@ static bool exited(int r, const struct task *t)
  */
 bool qj_eng_notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now)
 {
-	return t->notified && !t->gone && t->rung >= 0 &&
-	       e->p->rungs[t->rung].action == QJ_ACTION_SIGXCPU &&
+	return t->notified && !t->gone && t->ladder.rung >= 0 &&
+	       qj_eng_rung_ops(e, t->ladder.rung)->notifies &&
 	       now < e->begin_usec + qj_policy_quiesce_bound_usec(e->p) / 2 &&
 	       !qj_sample_is_busy(t->sample.base.cpu_ns - t->notify_cpu_ns,
 				  e->p->sample_window_usec, e->p->busy_threshold);
@@ -90,13 +90,13 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 	struct qj_proc_status ps;
 	uint64_t mask;
 
-	if (t->rung < 0)
+	if (t->ladder.rung < 0)
 		return false;
 	if (t->killed_by_us && task_dying(t))
 		return true;
 	if (t->gone || qj_proc_status_read(t->pid, &ps) < 0)
 		return false;
-	mask = qj_action_info(e->p->rungs[t->rung].action)->pending_mask;
+	mask = qj_action_info(e->p->rungs[t->ladder.rung].action)->pending_mask;
 	if (!mask)
 		return false;
 	if ((ps.shdpnd | ps.sigpnd) & mask)
@@ -158,7 +158,7 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	t->threads = st.num_threads;
 	/* A stop in effect needs no look at the pending signals (10,000 confirmations). */
-	if (t->killed_by_us || (t->stopped_by_us && st.state != 'T' && st.state != 't')) {
+	if (t->killed_by_us || (t->undo.stopped && st.state != 'T' && st.state != 't')) {
 		r = qj_proc_status_read(t->pid, &ps);
 		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
 			return log_warning_errno(r, "Failed to read the signals of %d (%s): %m",
@@ -182,7 +182,7 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->sample.have_base = false;
 		return 0;
 	}
-	if (t->stopped_by_us) {
+	if (t->undo.stopped) {
 		/*
 		 * A SIGSTOP takes effect when the task next runs; starved at
 		 * the idle class that can take a while.  Still pending: stopping.
@@ -207,7 +207,7 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 			return 0;
 		}
 		/* We stopped it and it runs: another process sent SIGCONT. */
-		t->stopped_by_us = false;
+		t->undo.stopped = false;
 		t->activity = QJ_TASK_CONTINUED;
 		r = qj_sample_restart(&t->sample, &st, now);
 		if (r < 0 && !exited(r, t))
@@ -216,14 +216,14 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
-	if (t->rung >= 0 && !t->killed_by_us && qj_eng_task_signal_pending(e, t))
+	if (t->ladder.rung >= 0 && !t->killed_by_us && qj_eng_task_signal_pending(e, t))
 		t->sig_seen_usec = now;
 	else if (t->notified && st.state != 'R')
 		t->notified = false; /* took the notification and blocked */
 	window_t0 = t->sample.t0_usec;
 	cpu_base_ns = t->sample.base.cpu_ns;
 	r = qj_sample_observe(&t->sample, &st, now, e->p->sample_window_usec, e->p->busy_threshold,
-			      t->rung < 0, &act);
+			      t->ladder.rung < 0, &act);
 	if (r == -ESRCH || r == -ENOENT) {
 		if (exited(r, t))
 			qj_eng_mark_gone(e, t);
@@ -238,7 +238,7 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 			.activity = act,
 			.spawned = act == QJ_TASK_IDLE ? short_lived_children(e, t, window_t0) :
 							 t->spawned,
-			.acted_on = t->rung >= 0,
+			.acted_on = t->ladder.rung >= 0,
 			.runnable = st.state == 'R',
 			.signal_pending = t->sig_seen_usec >= window_t0,
 			.app_judged = a && a->judged,

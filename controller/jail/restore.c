@@ -103,22 +103,22 @@ int qj_eng_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if ((t->stopped_by_us || t->sent_stop) && !t->gone) {
+		if ((t->undo.stopped || t->sent_stop) && !t->gone) {
 			r = qj_eng_send_signal(t, SIGCONT);
 			if (r == 0)
 				continued++;
 			else if (r != -ESRCH && ret == 0)
 				ret = r;
-			t->stopped_by_us = false;
+			t->undo.stopped = false;
 		}
 	}
 	continued += restore_sweep(e);
 	for (size_t i = 0; i < e->n_apps; i++)
-		if (e->apps[i].frozen_by_us) {
+		if (e->apps[i].undo.frozen) {
 			r = qj_cgroup_freeze(e->cg, e->apps[i].name, false);
 			if (r < 0 && r != -ENOENT && ret == 0)
 				ret = r;
-			e->apps[i].frozen_by_us = false;
+			e->apps[i].undo.frozen = false;
 			thawed++;
 		}
 	for (size_t i = 0; i < e->n_tasks; i++) {
@@ -126,23 +126,23 @@ int qj_eng_restore(struct qj_engine *e, const char *why)
 
 		if (!t->gone && qj_pidfd_exited(t->pidfd))
 			qj_eng_mark_gone(e, t);
-		if (t->pending)
+		if (t->ladder.pending)
 			qj_eng_log_action(e, t, t->gone ? qj_eng_gone_outcome(t) : "restored");
 		qj_eng_slack_restore(e, t);
 	}
 	for (size_t i = 0; i < e->n_apps; i++)
-		if (e->apps[i].g_pending)
-			qj_eng_log_group(e, &e->apps[i],
-					 e->p->rungs[e->apps[i].g_rung].action ==
-							 QJ_ACTION_SIGKILL ?
-						 "killed" :
-						 "restored");
+		if (e->apps[i].ladder.pending)
+			qj_eng_log_group(
+				e, &e->apps[i],
+				qj_eng_rung_ops(e, e->apps[i].ladder.rung)->kills_at_restore ?
+					"killed" :
+					"restored");
 	r = qj_cgroup_set_idle(e->cg, false);
 	if (r < 0 && ret == 0)
 		ret = log_warning_errno(r, "Failed to restore the jail's CPU class: %m");
 	for (size_t i = 0; i < e->n_apps; i++)
 		if (e->apps[i].struck) {
-			e->apps[i].strikes++;
+			e->apps[i].undo.strikes++;
 			e->apps[i].struck = false;
 		}
 	write_summary(e, why, now, continued, thawed);

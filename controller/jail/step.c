@@ -32,8 +32,8 @@ int qj_eng_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 
 		a->struck = false;
 		a->have_base = a->busy = a->judged = a->suspect = a->restart_due = false;
-		a->g_rung = -1;
-		a->g_sweeping = a->g_pending = false;
+		a->ladder.rung = -1;
+		a->g_sweeping = a->ladder.pending = false;
 		a->g_n = 0;
 		a->holding[0] = 0;
 	}
@@ -86,36 +86,24 @@ static void hold_up(struct app_state *a, uint64_t next, const char *fmt, ...)
  */
 static int group_escalate(struct qj_engine *e, struct app_state *a, uint64_t now, uint64_t *next)
 {
-	const struct qj_app *app = qj_policy_find_app(e->p, a->name);
-	struct qj_ladder_task lt = { .rung = a->g_rung,
-				     .applied_usec = a->g_applied_usec,
-				     .activity = QJ_TASK_BUSY,
-				     .catches_sigxcpu = false,
-				     .strikes = a->strikes };
 	struct qj_ladder_decision d;
-	int r, applied = 0;
+	int r;
 
-	r = qj_ladder_decide(e->p, app, &lt, now, &d);
-	if (r < 0)
+	r = qj_eng_rung_step(e, a, NULL, now, &d);
+	if (r == -ENOMEM || (r < 0 && d.verdict != QJ_LADDER_APPLY))
 		return r;
 	if (d.verdict == QJ_LADDER_APPLY) {
-		r = qj_eng_group_apply(e, a, d.rung, now);
-		if (r == -ENOMEM)
-			return r;
-		applied = 1;
 		d.next_usec = now + CONFIRM_USEC;
 		hold_up(a, d.next_usec, "group %s: app busy, %" PRIu64 " ms of %" PRIu64 " ms",
 			e->p->rungs[d.rung].name, a->last_cpu_ms, a->last_window_ms);
 	} else if (d.verdict == QJ_LADDER_WAIT) {
 		hold_up(a, d.next_usec, "app busy, next group rung after grace");
 	} else {
-		if (a->g_pending)
-			qj_eng_log_group(e, a, "ignored");
 		hold_up(a, USEC_INFINITY, "app busy after its last group rung");
 	}
 	if (d.next_usec < *next)
 		*next = d.next_usec;
-	return applied;
+	return d.verdict == QJ_LADDER_APPLY;
 }
 
 /* Does @t of @a let the system suspend?  Unmeasured tasks count when their app is quiet. */
@@ -123,7 +111,7 @@ static bool task_blocked(const struct task *t, const struct app_state *a)
 {
 	if (qj_task_activity_is_blocked(t->activity))
 		return true;
-	return t->activity == QJ_TASK_UNKNOWN && t->rung < 0 && a && a->judged && !a->busy &&
+	return t->activity == QJ_TASK_UNKNOWN && t->ladder.rung < 0 && a && a->judged && !a->busy &&
 	       !a->g_sweeping;
 }
 
@@ -177,9 +165,7 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 		return r;
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
-		const struct qj_app *app = qj_policy_find_app(e->p, t->app);
 		struct app_state *as = qj_eng_app_state(e, t->app);
-		struct qj_ladder_task lt;
 		struct qj_ladder_decision d;
 
 		if (!as)
@@ -190,42 +176,33 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 		if (t->gone)
 			continue;
 		/* "blocked" once the kernel says so: a queued stop is not taken yet. */
-		if (t->pending && (t->activity == QJ_TASK_IDLE ||
-				   (t->activity == QJ_TASK_STOPPED && !t->stop_queued) ||
-				   t->activity == QJ_TASK_FROZEN))
+		if (t->ladder.pending && (t->activity == QJ_TASK_IDLE ||
+					  (t->activity == QJ_TASK_STOPPED && !t->stop_queued) ||
+					  t->activity == QJ_TASK_FROZEN))
 			qj_eng_log_action(e, t, "blocked");
-		else if (t->pending && t->activity == QJ_TASK_CONTINUED &&
-			 e->p->rungs[t->rung].action == QJ_ACTION_SIGSTOP)
+		else if (t->ladder.pending && t->activity == QJ_TASK_CONTINUED &&
+			 qj_eng_rung_ops(e, t->ladder.rung)->stops)
 			qj_eng_log_action(e, t, "continued-by-other");
 
-		lt = (struct qj_ladder_task){ .rung = t->rung,
-					      .applied_usec = t->applied_usec,
-					      .activity = t->activity,
-					      .catches_sigxcpu = t->catches_sigxcpu,
-					      .consents = t->consents,
-					      .strikes = as->strikes };
-		r = qj_ladder_decide(e->p, app, &lt, now_usec, &d);
-		if (r < 0)
+		r = qj_eng_rung_step(e, as, t, now_usec, &d);
+		if (r == -ENOMEM || (r < 0 && d.verdict != QJ_LADDER_APPLY))
 			return r;
 		if (d.verdict == QJ_LADDER_APPLY) {
-			r = qj_eng_task_apply(e, t, d.rung, now_usec);
-			if (r == -ENOMEM)
-				return r;
 			if (t->gone)
 				continue;
 			if (r > 0) {
 				uint64_t confirm =
-					qj_action_info(e->p->rungs[t->rung].action)->confirm_usec;
+					qj_action_info(e->p->rungs[t->ladder.rung].action)
+						->confirm_usec;
 
 				changed = true;
-				d.next_usec = t->applied_usec + e->p->rungs[t->rung].grace_usec;
+				d.next_usec = t->ladder.applied_usec +
+					      e->p->rungs[t->ladder.rung].grace_usec;
 				if (confirm && now_usec + confirm < d.next_usec)
 					d.next_usec = now_usec + confirm;
 			} else {
 				d.next_usec = USEC_INFINITY; /* its group is freezing */
 			}
-		} else if (d.verdict == QJ_LADDER_EXHAUSTED && t->pending) {
-			qj_eng_log_action(e, t, "ignored");
 		}
 		if (d.verdict == QJ_LADDER_EXEMPT)
 			continue;
@@ -238,8 +215,8 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 		 */
 		if (t->activity == QJ_TASK_BUSY || t->activity == QJ_TASK_CONTINUED ||
 		    d.verdict == QJ_LADDER_APPLY ||
-		    (t->activity == QJ_TASK_UNKNOWN && t->rung >= 0 &&
-		     now_usec < t->applied_usec + e->p->rungs[t->rung].grace_usec +
+		    (t->activity == QJ_TASK_UNKNOWN && t->ladder.rung >= 0 &&
+		     now_usec < t->ladder.applied_usec + e->p->rungs[t->ladder.rung].grace_usec +
 					2 * e->p->sample_window_usec))
 			as->explained = true;
 		if (!task_blocked(t, as) || d.verdict == QJ_LADDER_APPLY) {
@@ -279,14 +256,15 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 			if (r < 0)
 				return r;
 			if ((r > 0 || a->new_tasks > 0) &&
-			    now_usec >= a->g_applied_usec + e->p->rungs[a->g_rung].grace_usec) {
+			    now_usec >= a->ladder.applied_usec +
+						e->p->rungs[a->ladder.rung].grace_usec) {
 				/*
 				 * Forking faster than the sweep for a whole grace
 				 * period: the next group rung (cgroup.freeze or
 				 * cgroup.kill are atomic against fork).
 				 */
 				log_notice("App %s outruns the group %s sweep: next rung", a->name,
-					   e->p->rungs[a->g_rung].name);
+					   e->p->rungs[a->ladder.rung].name);
 				a->g_sweeping = false;
 				all_blocked = false;
 				r = group_escalate(e, a, now_usec, &next);
@@ -301,7 +279,7 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 				all_blocked = false;
 				hold_up(a, now_usec + CONFIRM_USEC,
 					"group %s sweep: %u tasks so far",
-					e->p->rungs[a->g_rung].name, a->g_n);
+					e->p->rungs[a->ladder.rung].name, a->g_n);
 				if (now_usec + CONFIRM_USEC < next)
 					next = now_usec + CONFIRM_USEC;
 				continue;
@@ -311,7 +289,7 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 			qj_eng_group_restart(e, a, now_usec);
 		}
 		if (a->have_base && a->t0_usec + e->p->sample_window_usec < next &&
-		    (a->g_pending || !all_blocked))
+		    (a->ladder.pending || !all_blocked))
 			next = a->t0_usec + e->p->sample_window_usec;
 		if (!a->judged) {
 			/*
@@ -329,12 +307,9 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 			continue;
 		}
 		if (!a->busy) {
-			if (a->g_pending)
+			if (a->ladder.pending)
 				qj_eng_log_group(e, a,
-						 e->p->rungs[a->g_rung].action ==
-									 QJ_ACTION_SIGTERM ||
-								 e->p->rungs[a->g_rung].action ==
-									 QJ_ACTION_SIGKILL ?
+						 qj_eng_rung_ops(e, a->ladder.rung)->kills ?
 							 "killed" :
 							 "blocked");
 			continue;

@@ -30,9 +30,9 @@ void qj_eng_task_done(struct task *t)
 	qj_sample_close(&t->sample);
 	free(t->app);
 	free(t->exe);
-	free(t->slack);
+	free(t->undo.slack);
 	t->app = t->exe = NULL;
-	t->slack = NULL;
+	t->undo.slack = NULL;
 }
 
 void qj_eng_tasks_clear(struct qj_engine *e)
@@ -78,8 +78,8 @@ static void slack_apply(struct qj_engine *e, struct task *t, const struct qj_pro
 	} else if (qj_proc_tids(t->pid, &tids, &n) < 0) {
 		return;
 	}
-	t->slack = calloc(n, sizeof(*t->slack));
-	if (!t->slack) {
+	t->undo.slack = calloc(n, sizeof(*t->undo.slack));
+	if (!t->undo.slack) {
 		free(tids);
 		return;
 	}
@@ -98,9 +98,9 @@ static void slack_apply(struct qj_engine *e, struct task *t, const struct qj_pro
 			old = 0;
 		if (qj_proc_timerslack_set(tids[i], e->p->timer_slack_nsec) < 0)
 			continue;
-		t->slack[t->n_slack].tid = tids[i];
-		t->slack[t->n_slack].start_time = st.start_time;
-		t->slack[t->n_slack++].old_ns = old;
+		t->undo.slack[t->undo.n_slack].tid = tids[i];
+		t->undo.slack[t->undo.n_slack].start_time = st.start_time;
+		t->undo.slack[t->undo.n_slack++].old_ns = old;
 	}
 	free(tids);
 }
@@ -115,9 +115,9 @@ void qj_eng_slack_restore(struct qj_engine *e, struct task *t)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v = 0; /* threads born during the cycle: back to the default */
 
-		for (size_t j = 0; j < t->n_slack; j++)
-			if (t->slack[j].tid == tids[i])
-				v = t->slack[j].old_ns;
+		for (size_t j = 0; j < t->undo.n_slack; j++)
+			if (t->undo.slack[j].tid == tids[i])
+				v = t->undo.slack[j].old_ns;
 		(void)qj_proc_timerslack_set(tids[i], v);
 	}
 	free(tids);
@@ -128,7 +128,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	_cleanup_free_ char *in_app = NULL;
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
-	struct task t = { .pid = pid, .pidfd = -EBADF, .rung = -1, .sample.fd = -EBADF };
+	struct task t = { .pid = pid, .pidfd = -EBADF, .ladder.rung = -1, .sample.fd = -EBADF };
 	int r;
 
 	t.pidfd = pidfd_open(pid, 0);
@@ -186,7 +186,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
 	t.seen = e->generation;
 	slack_apply(e, &t, &st);
-	if (t.n_slack)
+	if (t.undo.n_slack)
 		e->state_dirty = true;
 	*ret = t;
 	return 0;
@@ -201,7 +201,7 @@ void qj_eng_mark_gone(struct qj_engine *e, struct task *t)
 		return;
 	t->gone = true;
 	t->activity = QJ_TASK_GONE;
-	t->stopped_by_us = false;
+	t->undo.stopped = false;
 	if (t->killed_by_us) {
 		struct follow *f = qj_eng_find_follow(e, t->pid);
 
@@ -210,6 +210,6 @@ void qj_eng_mark_gone(struct qj_engine *e, struct task *t)
 		if (f)
 			qj_eng_follow_remove(e, f);
 	}
-	if (t->pending)
+	if (t->ladder.pending)
 		qj_eng_log_action(e, t, qj_eng_gone_outcome(t));
 }
