@@ -14,6 +14,7 @@
 #include "cycle.h"
 #include "daemon.h"
 #include "ipc.h"
+#include "loop.h"
 #include "notify.h"
 #include "metrics.h"
 #include "policy.h"
@@ -52,7 +53,11 @@ struct qj_daemon {
 	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
 
-	int epoll_fd;
+	struct qj_loop *loop;
+	struct qj_loop_work apply_work; /* runs the cycle's actions in @actions */
+	struct qj_loop_work holds_work; /* the hold count changed: tell the cycle */
+	struct qj_loop_work delays_work; /* the delay holds may all be ready */
+	unsigned actions; /* QJ_CYCLE_DO_* not yet carried out */
 	struct fd_source signal_src;
 	struct fd_source timer_src;
 	struct fd_source notify_src;
@@ -77,9 +82,12 @@ static inline uint64_t qj_daemon_now(void)
 	return now_usec(CLOCK_MONOTONIC);
 }
 
-/* Carries out the cycle's @actions (QJ_CYCLE_DO_*) and re-arms the timer. */
+/*
+ * Posts the cycle's @actions (QJ_CYCLE_DO_*): they are carried out, with what they lead
+ * to, in one loop once the current dispatch returns, and the timer re-armed.
+ */
 void qj_daemon_apply(struct qj_daemon *d, unsigned actions);
-/* The hold count changed: tells the cycle and carries out what it says. */
+/* The hold count changed: posts telling the cycle, and carrying out what it says. */
 void qj_daemon_holds_changed(struct qj_daemon *d);
 /*
  * Loads @path and makes it the running policy, all or nothing (SIGHUP and the reload
@@ -88,6 +96,22 @@ void qj_daemon_holds_changed(struct qj_daemon *d);
  * policy, or another -errno; the running policy stays on any error.
  */
 int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags);
+
+static inline struct qj_metrics_view qj_daemon_metrics_view(struct qj_daemon *d)
+{
+	return (struct qj_metrics_view){ .holds = d->holds,
+					 .engine = d->engine,
+					 .cycle = &d->cycle,
+					 .metrics = &d->metrics,
+					 .power = d->power,
+					 .killlog = d->killlog };
+}
+
+/*
+ * policy-load.c: loads @path (NULL: the built-in defaults) as the daemon runs it: group
+ * names resolved (missing ones logged and ignored), the default jail path placed.
+ */
+int qj_daemon_load_policy(const char *path, struct qj_diags *diags, struct qj_policy **ret);
 
 /* Writes the metrics text to --metrics-file, if any; a failure is logged, not fatal. */
 void qj_daemon_write_metrics(struct qj_daemon *d);

@@ -727,7 +727,7 @@ static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struc
 		reply_error(c, -EPERM, "suspend.max_delay of the policy is 0: no delay holds");
 		return;
 	}
-	r = qj_events_subscribe(d, c, req->delay);
+	r = qj_events_subscribe(d->events, c, req->delay);
 	if (r < 0) {
 		reply_error(c, r,
 			    r == -EEXIST ? "this connection is subscribed already" :
@@ -746,7 +746,7 @@ static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struc
 static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 			 bool *ret_deferred)
 {
-	int r = qj_events_ready(d, c, req->cycle);
+	int r = qj_events_ready(d->events, c, req->cycle);
 
 	if (r == -ENOENT) {
 		reply_error(c, r, "this connection holds no delay hold (subscribe with delay)");
@@ -773,9 +773,10 @@ static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 static void handle_metrics(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 			   bool *ret_deferred)
 {
+	struct qj_metrics_view view = qj_daemon_metrics_view(d);
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
+	int r = qj_metrics_text(&view, QJ_METRICS_MAX_TEXT, &text, &len);
 
 	if (r < 0) {
 		reply_error(c, r, "cannot build the metrics: %s", strerror(-r));
@@ -965,10 +966,9 @@ static void defer(struct qj_daemon *d, struct qj_ipc_client *c, struct client_st
 	qj_ipc_pause(c, true);
 }
 
-static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
-		       bool truncated)
+static void message(struct qj_daemon *d, struct qj_ipc_client *c, const char *buf, size_t len,
+		    bool truncated)
 {
-	struct qj_daemon *d = userdata;
 	struct qj_request req;
 	struct client_state *cs;
 	bool deferred = false;
@@ -1001,15 +1001,28 @@ static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf,
 	defer(d, c, cs, &req);
 }
 
+/*
+ * What the request posted (the hold count changed, a suspend asked for) runs before the
+ * next request of the batch is read: a pipelined status sees its hold's effect.
+ */
+static void on_message(void *userdata, struct qj_ipc_client *c, const char *buf, size_t len,
+		       bool truncated)
+{
+	struct qj_daemon *d = userdata;
+
+	message(d, c, buf, len, truncated);
+	qj_loop_flush(d->loop);
+}
+
 void qj_daemon_process_deferred(struct qj_daemon *d)
 {
 	if (d->n_deferred == 0 || qj_cycle_jail_quiesced(&d->cycle))
 		return;
 	/*
 	 * The request is moved out of the client's state before it is handled: a failed
-	 * reply disconnects the client, and on_disconnect() frees that state.  Handling can
-	 * also disconnect others (a released hold re-enters apply()): the walk restarts
-	 * then; each client is taken at most once, so it ends.
+	 * reply disconnects the client, and on_disconnect() frees that state.  Should the
+	 * walk's next client be gone meanwhile, the walk restarts; each client is taken at
+	 * most once, so it ends.  What a handler posts runs after the walk.
 	 */
 	for (struct qj_ipc_client *c = qj_ipc_first(d->ipc), *next; c; c = next) {
 		struct client_state *cs = c->userdata;
@@ -1050,7 +1063,7 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 		free(cs);
 		c->userdata = NULL;
 	}
-	qj_events_forget(d, c);
+	qj_events_forget(d->events, c);
 	qj_daemon_explain_forget(d, c);
 	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
 	if (n > 0) {
