@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "procmon.h"
 
+struct exec_match;
 struct qj_procread;
 #include "sampler.h"
 #include "util.h"
@@ -165,6 +166,8 @@ struct qj_engine {
 	struct qj_procmon *pm;
 	struct qj_procread *pr; /* cmdline reads off the loop thread */
 	unsigned placed_async; /* processes jailed when a cmdline read answered */
+	struct exec_match **backlog; /* matches waiting for room in the reader's queue */
+	size_t n_backlog;
 
 	struct app_state *apps;
 	size_t n_apps;
@@ -210,6 +213,8 @@ void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now
 /* The proc connector callback: exec matching, exits of followed processes. */
 int qj_eng_on_event(const struct qj_proc_event *ev, void *ud);
 const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name);
+/* Frees the matches waiting for the reader's queue (after the reader is freed). */
+void qj_eng_backlog_free(struct qj_engine *e);
 int qj_eng_rescan(struct qj_engine *e, uint64_t now);
 
 /* restart.c */

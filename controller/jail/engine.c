@@ -230,6 +230,7 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 	if (!e)
 		return NULL;
 	e->pr = qj_procread_free(e->pr); /* pending reads answered -ECANCELED: before the rest */
+	qj_eng_backlog_free(e);
 	tasks_clear(e);
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
