@@ -72,6 +72,7 @@ static void test_post_runs_after_dispatch(void **state)
 	struct src x = { .s.dispatch = dispatch, .post = &a };
 	int p[2];
 
+	(void)state;
 	assert_int_equal(qj_loop_new(&l), 0);
 	a.l = l;
 	assert_int_equal(pipe(p), 0);
@@ -101,6 +102,7 @@ static void test_no_reentry(void **state)
 	struct rec b = { .w.run = run, .trace = trace, .name = 'b' };
 	struct rec a = { .w.run = run, .trace = trace, .name = 'a', .repost = 1, .other = &b };
 
+	(void)state;
 	assert_int_equal(qj_loop_new(&l), 0);
 	a.l = b.l = l;
 	qj_loop_post(l, &a.w);
