@@ -60,6 +60,8 @@ struct qj_daemon {
 	struct fd_source watchdog_src; /* WATCHDOG=1 every half WatchdogSec=; -EBADF: none */
 	struct fd_source procread_src; /* answers of cmdline reads done off the loop thread */
 	struct qj_explain_pending *explains; /* explain requests waiting for a cmdline */
+	json_t *waiters_cache; /* status's waiting_on_jail, made at waiters_usec */
+	uint64_t waiters_usec;
 	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
 	uint64_t interrupt_resend_usec;
 
@@ -121,7 +123,7 @@ void qj_daemon_explain_forget(struct qj_daemon *d, struct qj_ipc_client *c);
  * FUSE it serves): a JSON array for status (@only 0) and explain (@only the pid), and
  * a kill log record and a log line for each when a cycle suspends.
  */
-json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only);
+json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only); /* a reference */
 void qj_daemon_log_waiters(struct qj_daemon *d);
 
 #endif

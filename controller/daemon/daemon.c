@@ -798,6 +798,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	d->killlog = qj_killlog_free(d->killlog);
 	qj_holds_free(d->holds);
 	qj_events_free(d->events);
+	json_decref(d->waiters_cache);
 	qj_policy_free(d->policy);
 	free(d->policy_path);
 	free(d->state_dir);

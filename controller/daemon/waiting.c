@@ -28,7 +28,13 @@ static void describe(const struct qj_wait *w, char *buf, size_t size)
 			 w->holder, w->holder_comm, w->app);
 }
 
-json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only)
+/*
+ * status's listing is made at most once a second: with a jailed FUSE server it reads
+ * every thread's wchan on the machine, and status is open to everyone.
+ */
+#define WAITERS_CACHE_USEC (1 * USEC_PER_SEC)
+
+static json_t *waiters_json(struct qj_daemon *d, pid_t only)
 {
 	_cleanup_free_ struct qj_wait *v = NULL;
 	json_t *a = json_array();
@@ -50,6 +56,20 @@ json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only)
 				     "what", v[i].what, "text", qj_json_string_escaped(text)));
 	}
 	return a;
+}
+
+json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only)
+{
+	uint64_t t = qj_daemon_now();
+
+	if (only > 0)
+		return waiters_json(d, only);
+	if (!d->waiters_cache || t - d->waiters_usec >= WAITERS_CACHE_USEC) {
+		json_decref(d->waiters_cache);
+		d->waiters_cache = waiters_json(d, 0);
+		d->waiters_usec = t;
+	}
+	return json_incref(d->waiters_cache);
 }
 
 void qj_daemon_log_waiters(struct qj_daemon *d)

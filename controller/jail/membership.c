@@ -115,11 +115,19 @@ static int place_matched(struct qj_engine *e, const struct qj_app *a, pid_t pid,
 	return 1;
 }
 
+/*
+ * Matches waiting for a free place in the reader's queue (an event overrun's resync can
+ * find more candidates than it holds).  They hold no fd; past this many, a candidate is
+ * jailed without its cmdline (fail closed).
+ */
+#define MAX_BACKLOG 65536
+
 /* A process whose match waits for its cmdline (read off the loop thread). */
 struct exec_match {
 	struct qj_engine *e;
 	pid_t pid;
-	int pidfd; /* the process that exec'd: a reused pid is never placed */
+	uint64_t start_time; /* with the pid, the process (stat field 22) */
+	int pidfd; /* the process that exec'd: a reused pid is never placed; -1 in the backlog */
 	uid_t uid;
 	char *exe;
 };
@@ -169,28 +177,104 @@ static void on_cmdline(int r, const char *cmdline, void *userdata)
 	exec_match_free(m);
 }
 
-/* Reads @pid's cmdline off the loop thread; decides in on_cmdline().  Fails closed. */
-static int classify_later(struct qj_engine *e, pid_t pid, const char *exe, uid_t uid)
+/*
+ * Queues the read of @m's cmdline; decides in on_cmdline().  Takes @m.  A process gone
+ * (or its pid reused) is dropped; a full queue keeps @m in the backlog; any other
+ * failure jails it without its cmdline (fail closed).
+ */
+static int submit_match(struct qj_engine *e, struct exec_match *m)
 {
-	struct exec_match *m = calloc(1, sizeof(*m));
+	struct qj_proc_stat st;
 	int r;
 
-	if (!m)
-		return -ENOMEM;
-	*m = (struct exec_match){ .e = e, .pid = pid, .uid = uid, .exe = strdup(exe) };
-	m->pidfd = pidfd_open(pid, 0);
-	if (!m->exe || m->pidfd < 0) {
-		r = !m->exe ? -ENOMEM : errno == ESRCH ? -ESRCH : negative_errno();
+	m->pidfd = pidfd_open(m->pid, 0);
+	/* Checked after the pidfd is open: it pins the process the check sees. */
+	if (m->pidfd < 0 && errno != ESRCH) {
+		place_unread(e, m, negative_errno()); /* EMFILE: not a pass to run unjailed */
 		exec_match_free(m);
-		return r == -ESRCH ? 0 : r;
+		return 0;
 	}
-	r = qj_procread_submit(e->pr, pid, uid, 0, on_cmdline, m, NULL);
+	if (m->pidfd < 0 || qj_proc_stat_read(m->pid, &st) < 0 || st.start_time != m->start_time) {
+		exec_match_free(m); /* gone, or the pid names another process now */
+		return 0;
+	}
+	r = qj_procread_submit(e->pr, m->pid, m->uid, 0, on_cmdline, m, NULL);
 	if (r == 0)
 		return 0;
+	if (r == -ENOSPC && e->n_backlog < MAX_BACKLOG) {
+		struct exec_match **nb = realloc(e->backlog, (e->n_backlog + 1) * sizeof(*nb));
+
+		if (nb) {
+			close(m->pidfd);
+			m->pidfd = -1;
+			e->backlog = nb;
+			e->backlog[e->n_backlog++] = m;
+			return 0;
+		}
+	}
 	if (r != -ESRCH)
 		place_unread(e, m, r);
 	exec_match_free(m);
 	return 0;
+}
+
+/* Moves backlogged matches into the reader's queue while it has room, oldest first. */
+static void drain_backlog(struct qj_engine *e)
+{
+	size_t k = 0;
+
+	if (e->n_backlog == 0)
+		return;
+	while (k < e->n_backlog) {
+		size_t before = e->n_backlog;
+
+		(void)submit_match(e, e->backlog[k]);
+		if (e->n_backlog > before) { /* full again: it went back to the end */
+			e->n_backlog--;
+			break;
+		}
+		k++;
+	}
+	memmove(e->backlog, e->backlog + k, (e->n_backlog - k) * sizeof(*e->backlog));
+	e->n_backlog -= k;
+}
+
+/* Reads @pid's cmdline off the loop thread (now, or once the queue has room). */
+static int classify_later(struct qj_engine *e, pid_t pid, uint64_t start_time, const char *exe,
+			  uid_t uid)
+{
+	struct exec_match *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	*m = (struct exec_match){ .e = e,
+				  .pid = pid,
+				  .start_time = start_time,
+				  .pidfd = -1,
+				  .uid = uid,
+				  .exe = strdup(exe) };
+	if (!m->exe) {
+		exec_match_free(m);
+		return -ENOMEM;
+	}
+	if (e->n_backlog > 0) { /* behind those already waiting */
+		struct exec_match **nb;
+
+		if (e->n_backlog >= MAX_BACKLOG) {
+			place_unread(e, m, -ENOSPC);
+			exec_match_free(m);
+			return 0;
+		}
+		nb = realloc(e->backlog, (e->n_backlog + 1) * sizeof(*nb));
+		if (!nb) {
+			exec_match_free(m);
+			return -ENOMEM;
+		}
+		e->backlog = nb;
+		e->backlog[e->n_backlog++] = m;
+		return 0;
+	}
+	return submit_match(e, m);
 }
 
 /*
@@ -203,13 +287,16 @@ static int classify(struct qj_engine *e, pid_t pid)
 	_cleanup_free_ char *exe = NULL;
 	const struct qj_app *a;
 	struct qj_proc_status ps;
+	struct qj_proc_stat st;
 	bool needs;
 
 	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_status_read(pid, &ps) < 0)
 		return 0; /* gone already */
 	a = qj_policy_match_without_cmdline(e->p, exe, ps.uid, &needs);
 	if (needs)
-		return classify_later(e, pid, exe, ps.uid);
+		return qj_proc_stat_read(pid, &st) < 0 ?
+			       0 :
+			       classify_later(e, pid, st.start_time, exe, ps.uid);
 	return place_matched(e, a, pid, exe, "its match rules");
 }
 
@@ -413,6 +500,8 @@ int qj_engine_on_procread(struct qj_engine *e)
 	unsigned placed = e->placed_async;
 	int r = qj_procread_dispatch(e->pr);
 
+	drain_backlog(e); /* answers made room in the queue */
+
 	return r < 0 ? r : (int)(e->placed_async - placed);
 }
 
@@ -437,4 +526,13 @@ unsigned qj_engine_stuck_reads(const struct qj_engine *e)
 unsigned qj_engine_reads_running(const struct qj_engine *e)
 {
 	return (unsigned)qj_procread_n_reading(e->pr);
+}
+
+void qj_eng_backlog_free(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_backlog; i++)
+		exec_match_free(e->backlog[i]);
+	free(e->backlog);
+	e->backlog = NULL;
+	e->n_backlog = 0;
 }

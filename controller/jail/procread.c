@@ -29,6 +29,7 @@ struct job {
 	uint64_t id;
 	int fd; /* /proc/PID/cmdline, opened on the loop */
 	uid_t uid;
+	size_t max_stuck_uid; /* refused when that many reads of @uid are stuck */
 	qj_procread_done_fn done; /* NULL once answered another way (timeout, cancel) */
 	void *userdata;
 	int r;
@@ -165,7 +166,7 @@ static void *worker_main(void *arg)
 			s->queue_tail = &s->queue;
 		s->n_queue--;
 		/* That uid's processes already hold their share of stuck readers: not another. */
-		if (stuck_on_uid(s, j->uid) >= QJ_PROCREAD_MAX_STUCK_PER_UID) {
+		if (stuck_on_uid(s, j->uid) >= j->max_stuck_uid) {
 			j->r = -EBUSY;
 			post_done(s, j);
 			continue;
@@ -349,6 +350,7 @@ int qj_procread_submit(struct qj_procread *pr, pid_t pid, uid_t uid, unsigned fl
 	}
 	j->id = ++pr->next_id;
 	j->uid = uid;
+	j->max_stuck_uid = per_uid;
 	j->done = done;
 	j->userdata = userdata;
 	pthread_mutex_lock(&s->lock);

@@ -2,6 +2,7 @@
 /* Trusted work waiting on the jail: locks and FUSE (see waiters.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 
 /* A jailed process with more descriptors is scanned only this far for /dev/fuse. */
 #define MAX_FDS_SCANNED 4096
+/* Threads whose wchan one listing reads at most (its cost on a machine of many). */
+#define MAX_THREADS_SCANNED 4096
 /* Waits listed at most (status stays small whatever a jail holds up). */
 #define MAX_WAITS 64
 
@@ -168,44 +171,56 @@ static pid_t jailed_fuse_server(struct qj_engine *e)
 	return 0;
 }
 
-/* 1 when a thread of @pid waits for a FUSE request's answer (its wchan). */
-static int in_fuse_wait(pid_t pid)
+/* 1 when a thread of @pid waits for a FUSE request's answer (its wchan); uses @budget. */
+static int in_fuse_wait(pid_t pid, size_t *budget)
 {
 	_cleanup_free_ pid_t *tids = NULL;
 	size_t n = 0;
 
 	if (qj_proc_tids(pid, &tids, &n) < 0)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char path[96], wchan[64] = "";
-		FILE *f;
+	for (size_t i = 0; i<n && * budget> 0; i++, (*budget)--) {
+		char path[96], wchan[64];
+		ssize_t k;
+		int fd;
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tids[i]);
-		f = fopen(path, "re");
-		if (!f)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
 			continue;
-		if (!fgets(wchan, sizeof(wchan), f))
-			wchan[0] = '\0';
-		fclose(f);
+		k = read(fd, wchan, sizeof(wchan) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		wchan[k] = '\0';
 		if (strcmp(wchan, "request_wait_answer") == 0 || strncmp(wchan, "fuse_", 5) == 0)
 			return 1;
 	}
 	return 0;
 }
 
+/* A trusted reader waits on a jailed server only while the jail is held (stopped). */
+static bool held(struct qj_engine *e, pid_t server)
+{
+	struct qj_proc_stat st;
+
+	return e->quiescing || (qj_proc_stat_read(server, &st) == 0 && st.state == 'T');
+}
+
 static int fuse_waiters(struct collect *c)
 {
 	struct qj_wait w = { .kind = QJ_WAIT_FUSE };
+	size_t budget = MAX_THREADS_SCANNED;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
 
 	w.holder = jailed_fuse_server(c->e);
-	if (w.holder <= 0 || !jailed(c->e, w.holder, w.app, sizeof(w.app)))
+	if (w.holder <= 0 || !jailed(c->e, w.holder, w.app, sizeof(w.app)) || !held(c->e, w.holder))
 		return 0;
 	snprintf(w.what, sizeof(w.what), "a FUSE request (the jail serves FUSE)");
 	if (c->only > 0) {
-		if (in_fuse_wait(c->only) && !jailed(c->e, c->only, NULL, 0)) {
+		if (in_fuse_wait(c->only, &budget) && !jailed(c->e, c->only, NULL, 0)) {
 			w.waiter = c->only;
 			r = add(c, &w);
 		}
@@ -214,10 +229,10 @@ static int fuse_waiters(struct collect *c)
 	d = opendir("/proc");
 	if (!d)
 		return negative_errno();
-	while (r >= 0 && (de = readdir(d))) {
+	while (r >= 0 && budget > 0 && (de = readdir(d))) {
 		pid_t pid = (pid_t)atoi(de->d_name);
 
-		if (pid <= 0 || !in_fuse_wait(pid) || jailed(c->e, pid, NULL, 0))
+		if (pid <= 0 || !in_fuse_wait(pid, &budget) || jailed(c->e, pid, NULL, 0))
 			continue;
 		w.waiter = pid;
 		r = add(c, &w);

@@ -118,10 +118,9 @@ static char thread_state(pid_t pid, pid_t tid)
 	return close_paren && close_paren[1] ? close_paren[2] : '?';
 }
 
-int stuck_app_start(struct stuck *s, const char *extra)
+int stuck_app_spawn(struct stuck *s, const char *extra)
 {
 	char *argv[] = { NULL, s->data, (char *)extra, NULL };
-	char line[64];
 
 	s->app = stuck_spawn("mmaplock", argv, &s->app_in, &s->app_out);
 	if (s->app < 0)
@@ -129,6 +128,20 @@ int stuck_app_start(struct stuck *s, const char *extra)
 	if (!stuck_wait_line(s->app_out, "ready", NULL, 0, SETUP_MS) ||
 	    !stuck_wait_line(s->server_out, "read", NULL, 0, SETUP_MS))
 		return -ETIMEDOUT; /* the reader's FUSE read is now held by the server */
+	return 0;
+}
+
+int stuck_app_start(struct stuck *s, const char *extra)
+{
+	int r = stuck_app_spawn(s, extra);
+
+	return r < 0 ? r : stuck_app_lock(s);
+}
+
+int stuck_app_lock(struct stuck *s)
+{
+	char line[64];
+
 	if (write(s->app_in, "go\n", 3) != 3 ||
 	    !stuck_wait_line(s->app_out, "locking ", line, sizeof(line), SETUP_MS))
 		return -EIO;

@@ -36,6 +36,9 @@ int stuck_server_start(struct stuck *s, const char *mode);
  * waits until its lock is stuck: the reader's FUSE read arrived and the locker sleeps.
  */
 int stuck_app_start(struct stuck *s, const char *extra);
+/* The two halves of stuck_app_start(): spawned with its reader waiting, then the lock. */
+int stuck_app_spawn(struct stuck *s, const char *extra);
+int stuck_app_lock(struct stuck *s);
 /* The app's lock is still stuck: the server has not been released, the locker waits. */
 bool stuck_still(const struct stuck *s);
 /* Lets the server answer (the read returns, the lock frees). */

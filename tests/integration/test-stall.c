@@ -15,6 +15,7 @@
  *    jailed (fail closed), not left running outside the jail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -62,13 +63,24 @@ static const char policy_fmt[] =
 	"  - name: busy\n"
 	"    match: { exe: \"/nonexistent/busy\" }\n"
 	"  - name: locked\n"
-	"    match: { exe: \"%s/tests/apps/qj-mmaplock\", cmdline: \"* --jail-me\" }\n";
+	"    match: { exe: \"%s/tests/apps/qj-mmaplock\", cmdline: \"* --jail-me\" }\n"
+	"  - name: first\n"
+	"    match: { exe: \"%s\", cmdline: \"* --first\" }\n"
+	"  - name: second\n"
+	"    match: { exe: \"%s\", cmdline: \"* --second\" }\n";
+
+/* A copy of /bin/sh only this test runs: the backlog test's many cheap candidates. */
+static char sh_copy[64];
 
 static int setup(void **state)
 {
-	char policy[2048];
+	char policy[4096], cmd[160];
 
-	snprintf(policy, sizeof(policy), policy_fmt, getenv("QJ_BUILD_DIR"));
+	snprintf(sh_copy, sizeof(sh_copy), "/tmp/qjstall-sh-%d", getpid());
+	snprintf(cmd, sizeof(cmd), "cp /bin/sh %s", sh_copy);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(policy, sizeof(policy), policy_fmt, getenv("QJ_BUILD_DIR"), sh_copy, sh_copy);
 	return harness_setup(state, policy);
 }
 
@@ -78,6 +90,7 @@ static int teardown(void **state)
 	struct harness *h = *state;
 
 	stuck_cleanup(&attacker);
+	(void)unlink(sh_copy);
 	if (h && h->pid == 0) { /* the test stopped it and checked its exit status */
 		harness_cleanup(h);
 		free(h);
@@ -86,10 +99,29 @@ static int teardown(void **state)
 	return harness_teardown(state);
 }
 
+/*
+ * An attacker the policy does not jail, though its exe is a candidate (its cmdline
+ * decides).  Its exec is classified before its lock gets stuck: root's explain, answered
+ * from the same reader queue after the exec's read, says "not jailed" first (under load
+ * the exec's read could otherwise come after the lock, and then it is jailed: fail closed).
+ */
 static void start_attacker(struct harness *h, const char *extra)
 {
+	char req[128], *r = NULL;
+	int fd;
+
 	assert_int_equal(stuck_server_start(&attacker, "hold"), 0);
-	if (stuck_app_start(&attacker, extra) < 0) {
+	assert_int_equal(stuck_app_spawn(&attacker, extra), 0);
+	fd = stuck_client(h->socket);
+	assert_true(fd >= 0);
+	snprintf(req, sizeof(req), "{\"op\":\"explain\",\"pid\":%d}", attacker.app);
+	assert_int_equal(stuck_send(fd, req), 0);
+	r = stuck_recv(fd, CAP_MS);
+	if (!r || !strstr(r, "\"jailed\":false"))
+		fail_msg("the attacker before its lock: %s", r ? r : "no answer");
+	free(r);
+	close(fd);
+	if (stuck_app_lock(&attacker) < 0) {
 		harness_dump_log(h);
 		fail_msg("the attacker's lock did not get stuck");
 	}
@@ -210,7 +242,7 @@ static void test_explain_checks_access_first(void **state)
 	status_figure(h, baseline);
 	r = stuck_recv(fd, CAP_MS);
 	print_message("root's explain answered without the cmdline after %.0f ms (read timeout "
-		      "%.0f ms, one read stuck before it)\n",
+		      "%.0f ms)\n",
 		      (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0, QJ_PROCREAD_TIMEOUT_USEC / 1000.0);
 	if (!r || !stuck_still(&attacker)) {
 		harness_dump_log(h);
@@ -347,6 +379,130 @@ static void test_exec_match_fails_closed(void **state)
 		harness_log_has(h, "jailing it in app locked, which it may match (fail closed)"));
 }
 
+/* Extra attackers of the bound test, cleaned up by its teardown. */
+static struct stuck more[2];
+
+static int teardown_more(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+		stuck_cleanup(&more[i]);
+	return teardown(state);
+}
+
+static long long status_int(struct harness *h, const char *key)
+{
+	json_t *j = harness_status(h);
+	long long v = j ? (long long)json_integer_value(json_object_get(j, key)) : -1;
+
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Three processes of one uid, each matched by cmdline and stuck right after its exec:
+ * at most QJ_PROCREAD_MAX_STUCK_PER_UID readers stay stuck on that uid's processes, the
+ * rest fail at once, and all three are jailed (fail closed) while the reads are held.
+ */
+static void test_stuck_readers_bounded_per_uid(void **state)
+{
+	struct harness *h = *state;
+	struct stuck *all[] = { &attacker, &more[0], &more[1] };
+	bool jailed = false;
+
+	REQUIRE_HARNESS(h);
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		assert_int_equal(stuck_server_start(all[i], "hold"), 0);
+	assert_int_equal(kill(h->pid, SIGSTOP), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (stuck_app_start(all[i], "--jail-me") < 0) {
+			(void)kill(h->pid, SIGCONT);
+			fail_msg("attacker %zu's lock did not get stuck", i);
+		}
+	assert_int_equal(kill(h->pid, SIGCONT), 0);
+	assert_status_answered(h);
+	for (int i = 0; i < CAP_MS / 10 && !jailed; i++) {
+		jailed = true;
+		for (size_t k = 0; k < ARRAY_SIZE(all); k++)
+			jailed &= in_app(h, all[k]->app, "locked");
+		if (!jailed)
+			msleep(10);
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(all); k++)
+		if (!in_app(h, all[k]->app, "locked") || !stuck_still(all[k])) {
+			harness_dump_log(h);
+			fail_msg("attacker %zu %s while its read was held", k,
+				 in_app(h, all[k]->app, "locked") ? "was jailed only" :
+								    "ran outside the jail");
+		}
+	assert_int_equal(status_int(h, "stuck_reads"), QJ_PROCREAD_MAX_STUCK_PER_UID);
+}
+
+/*
+ * More candidates than the reader's queue holds (QJ_PROCREAD_MAX_QUEUE), behind a stuck
+ * read: each is decided by its own cmdline once the queue has room, none is jailed
+ * without it ("second", not the fail-closed "first").
+ */
+static void test_queue_overflow_waits_its_turn(void **state)
+{
+	enum { N = QJ_PROCREAD_MAX_QUEUE + 64 };
+	struct harness *h = *state;
+	static pid_t pids[N];
+	int in[2];
+	size_t jailed = 0;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(stuck_server_start(&attacker, "hold"), 0);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(kill(h->pid, SIGSTOP), 0);
+	if (stuck_app_start(&attacker, "--jail-me") < 0) {
+		(void)kill(h->pid, SIGCONT);
+		fail_msg("the attacker's lock did not get stuck");
+	}
+	for (size_t i = 0; i < N; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			dup2(in[0], STDIN_FILENO);
+			execl(sh_copy, "sh", "-c", "read x", "--second", (char *)NULL);
+			_exit(127);
+		}
+		/* Not tracked (the tracker kills past 64): they exit at EOF on @in, with us. */
+	}
+	/* Every one has exec'd (its exe is the copy) before the daemon reads an event. */
+	for (size_t i = 0; i < N; i++) {
+		char path[64], link[128] = "";
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", pids[i]);
+		for (int k = 0; k < CAP_MS / 10; k++) {
+			ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+			if (n > 0 && (link[n] = '\0', strcmp(link, sh_copy) == 0))
+				break;
+			msleep(10);
+		}
+	}
+	assert_int_equal(kill(h->pid, SIGCONT), 0);
+	for (int k = 0; k < CAP_MS / 20 && jailed < N; k++) {
+		jailed = 0;
+		for (size_t i = 0; i < N; i++)
+			jailed += in_app(h, pids[i], "second");
+		if (jailed < N)
+			msleep(20);
+	}
+	print_message("%zu of %d candidates jailed by their own cmdline behind a stuck read\n",
+		      jailed, (int)N);
+	for (size_t i = 0; i < N; i++)
+		if (in_app(h, pids[i], "first")) {
+			harness_dump_log(h);
+			fail_msg("pid %d was jailed without its cmdline", pids[i]);
+		}
+	assert_int_equal(jailed, N);
+	close(in[0]);
+	close(in[1]); /* the shells read EOF and exit */
+	for (size_t i = 0; i < N; i++)
+		(void)waitpid(pids[i], NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,8 +510,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cycle_restores_past_stuck_read, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_exec_match_fails_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_readers_bounded_per_uid, setup,
+						teardown_more),
+		cmocka_unit_test_setup_teardown(test_queue_overflow_waits_its_turn, setup,
+						teardown),
 	};
 	int r = harness_need_root("integration/stall");
+
+	if (getenv("QJ_TEST_FILTER")) /* e.g. QJ_TEST_FILTER='test_queue*' */
+		cmocka_set_test_filter(getenv("QJ_TEST_FILTER"));
 
 	if (r >= 0)
 		return r;

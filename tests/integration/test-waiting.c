@@ -8,6 +8,7 @@
  *  - a jailed FUSE server (tests/apps/qj-fuseserver) is stopped, and a trusted reader
  *    of its file waits for the answer.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -31,6 +32,7 @@
 #include "itest.h"
 #include "qosjail.h"
 #include "stuck.h"
+#include "util.h"
 
 #define CAP_MS 30000
 
@@ -252,14 +254,45 @@ static void test_lock_held_by_stopped_jailed(void **state)
 	(void)unlink(file2);
 }
 
+/* One status round trip (connect, hello, status) in ms. */
+static double status_ms(struct harness *h)
+{
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	json_t *j = harness_status(h);
+
+	assert_non_null(j);
+	json_decref(j);
+	return (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0;
+}
+
+static int count_processes(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += atoi(de->d_name) > 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
 static void test_fuse_served_by_stopped_jailed(void **state)
 {
 	struct harness *h = *state;
+	double base;
 	char mnt[96], data[128], *argv[] = { NULL, mnt, "serve", NULL };
 	struct qj_conn *c = NULL;
 	pid_t reader;
 
 	REQUIRE_HARNESS(h);
+	base = status_ms(h);
+	for (int i = 0; i < 2; i++) { /* the fastest of three: the first pays for a cold start */
+		double t = status_ms(h);
+
+		base = t < base ? t : base;
+	}
 	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
 	snprintf(data, sizeof(data), "%s/data", mnt);
 	assert_int_equal(mkdir(mnt, 0755), 0);
@@ -280,6 +313,10 @@ static void test_fuse_served_by_stopped_jailed(void **state)
 	harness_track(reader);
 	expect_in_status(h, reader, fuse_server, "fuse");
 	expect_in_explain(h, reader, fuse_server);
+	msleep(1100); /* past the listing's cache: the next status scans */
+	print_message("status with a jailed FUSE server (every thread's wchan read): %.2f ms, "
+		      "fastest of 3 before it: %.2f ms, %d processes on the machine\n",
+		      status_ms(h), base, count_processes());
 
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_suspend(c), 0);
