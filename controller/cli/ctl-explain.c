@@ -68,6 +68,9 @@ static void print_explain(const json_t *j)
 		printf("Holding:  its app holds the quiesce up: %s\n", str(cy, "holding", ""));
 	else if (!json_is_true(json_object_get(cy, "quiescing")))
 		printf("Now:      no quiesce running\n");
+	for (size_t i = 0; i < json_array_size(json_object_get(j, "waiting_on_jail")); i++)
+		printf("Waits:    %s\n",
+		       str(json_array_get(json_object_get(j, "waiting_on_jail"), i), "text", ""));
 }
 
 int ctl_explain(int argc, char **argv, const struct ctl_options *o)

@@ -101,6 +101,19 @@ static int fetch(const struct ctl_options *o, int (*fn)(struct qj_conn *, char *
 	return CTL_EXIT_OK;
 }
 
+/* Trusted processes waiting on a lock or a FUSE server of the jail (issue 25 finding 6). */
+static void print_waiting(json_t *a)
+{
+	size_t i;
+	json_t *w;
+
+	if (json_array_size(a) == 0)
+		return;
+	printf("Waiting on the jail (trusted):\n");
+	json_array_foreach (a, i, w)
+		printf("  pid %lld (%s) %s\n", num(w, "pid"), str(w, "comm"), str(w, "text"));
+}
+
 int ctl_status(int argc, char **argv, const struct ctl_options *o)
 {
 	json_t *j = NULL, *jail, *last, *kl;
@@ -141,6 +154,7 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 			printf("Quiesce:  %lld ms of at most %lld ms, waiting for app %s: %s\n",
 			       num(jail, "quiesce_ms"), num(jail, "bound_ms"),
 			       str(jail, "holding_app"), str(jail, "holding"));
+		print_waiting(json_object_get(j, "waiting_on_jail"));
 		printf("Clients:  %lld\nHolds:    %lld%s\n", num(j, "clients"),
 		       num(j, "holds_total"),
 		       json_is_true(json_object_get(j, "truncated")) ? " (the oldest listed)" : "");

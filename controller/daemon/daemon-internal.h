@@ -6,6 +6,7 @@
 #ifndef QJ_DAEMON_INTERNAL_H
 #define QJ_DAEMON_INTERNAL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,7 @@
 #include "util.h"
 
 struct qj_engine;
+struct qj_explain_pending;
 struct qj_events;
 struct qj_holds;
 struct qj_killlog;
@@ -44,6 +46,8 @@ struct qj_daemon {
 	struct qj_notify notify; /* the service manager's readiness and status */
 	struct qj_metrics metrics;
 	char *metrics_path; /* --metrics-file: written after each cycle; NULL: none */
+	int metrics_dfd; /* its directory, held once opened safely; -EBADF until then */
+	char *metrics_base;
 	uint64_t quiesce_begin_usec;
 	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
@@ -53,6 +57,11 @@ struct qj_daemon {
 	struct fd_source timer_src;
 	struct fd_source notify_src;
 	struct fd_source procmon_src;
+	struct fd_source watchdog_src; /* WATCHDOG=1 every half WatchdogSec=; -EBADF: none */
+	struct fd_source procread_src; /* answers of cmdline reads done off the loop thread */
+	struct qj_explain_pending *explains; /* explain requests waiting for a cmdline */
+	json_t *waiters_cache; /* status's waiting_on_jail, made at waiters_usec */
+	uint64_t waiters_usec;
 	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
 	uint64_t interrupt_resend_usec;
 
@@ -93,5 +102,28 @@ int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app);
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;
 void qj_daemon_process_deferred(struct qj_daemon *d);
+/*
+ * reply.c: sends @msg (taken; NULL: out of memory, @c is disconnected) with @pass_fd
+ * (-1: none); one too large gets an error reply instead.
+ */
+void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg, int pass_fd);
+void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * explain.c: the explain request.  Access is checked before anything is read for the
+ * caller; a cmdline is read off the loop thread while @c waits (paused).
+ */
+void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid);
+/* @c is going: its explain waiting for a read is dropped. */
+void qj_daemon_explain_forget(struct qj_daemon *d, struct qj_ipc_client *c);
+
+/*
+ * waiting.c: trusted work waiting on the jail (flock/fcntl locks its processes hold,
+ * FUSE it serves): a JSON array for status (@only 0) and explain (@only the pid), and
+ * a kill log record and a log line for each when a cycle suspends.
+ */
+json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only); /* a reference */
+void qj_daemon_log_waiters(struct qj_daemon *d);
 
 #endif

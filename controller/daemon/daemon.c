@@ -152,6 +152,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	if (actions & QJ_CYCLE_DO_BACKEND_START) {
 		log_info("Cycle %" PRIu64 ": jail quiesced, suspending (%s)", d->cycle.id,
 			 qj_backend_to_string(qj_power_kind(d->power)));
+		/* What trusted work now waits out the suspend on the stopped jail (finding 6). */
+		qj_daemon_log_waiters(d);
 		r = qj_power_start(d->power);
 		if (r < 0)
 			qj_metrics_backend_error(&d->metrics, r);
@@ -216,17 +218,41 @@ static void on_backend_done(struct qj_daemon *d, int result)
 		reload_on_sighup(d); /* waits again if another write started */
 }
 
+/*
+ * The metrics file's directory, walked safely and then held (metrics.h): the daemon
+ * writes as root where a user may own the directory.  Tried at start and before each
+ * write until it succeeds.
+ */
+static int open_metrics_dir(struct qj_daemon *d)
+{
+	int r;
+
+	if (d->metrics_dfd >= 0)
+		return 0;
+	r = qj_metrics_open_dir(d->metrics_path, &d->metrics_dfd, &d->metrics_base);
+	if (r == -EPERM || r == -ELOOP)
+		log_warning("Refusing to write the metrics file %s: a directory on its path %s; "
+			    "it is written once every directory above its own is root's",
+			    d->metrics_path,
+			    r == -ELOOP ? "is a symlink" :
+					  "belongs to, or is writable by, a user other than root");
+	else if (r < 0)
+		log_warning_errno(r, "Cannot open the directory of the metrics file %s: %m",
+				  d->metrics_path);
+	return r;
+}
+
 void qj_daemon_write_metrics(struct qj_daemon *d)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	if (!d->metrics_path)
+	if (!d->metrics_path || open_metrics_dir(d) < 0)
 		return;
 	r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
 	if (r >= 0)
-		r = qj_metrics_write_file(d->metrics_path, text, len);
+		r = qj_metrics_write_at(d->metrics_dfd, d->metrics_base, text, len);
 	if (r == -ELOOP)
 		log_warning("Refusing to write the metrics file %s: it is a symlink",
 			    d->metrics_path);
@@ -466,6 +492,56 @@ static void on_procmon(struct qj_event_source *s, uint32_t events)
 }
 
 static int add_source(struct qj_daemon *d, struct fd_source *src, int fd,
+		      void (*dispatch)(struct qj_event_source *, uint32_t));
+
+/*
+ * WatchdogSec=: the loop proves it runs.  A loop stuck in a call (the stall of issue 25
+ * finding 1) stops pinging, systemd kills and restarts the daemon, and the start undoes
+ * whatever the jail was left in.
+ */
+static void on_watchdog(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	uint64_t v;
+
+	(void)!read(d->watchdog_src.fd, &v, sizeof(v));
+	qj_notify_watchdog(&d->notify);
+}
+
+/* A periodic timer only when the service manager asked for a watchdog. */
+static int watchdog_start(struct qj_daemon *d)
+{
+	uint64_t every = qj_notify_watchdog_interval(&d->notify);
+	struct itimerspec its = {};
+	int r;
+
+	if (every == 0)
+		return 0;
+	r = add_source(d, &d->watchdog_src,
+		       timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), on_watchdog);
+	if (r < 0)
+		return r;
+	its.it_value.tv_sec = its.it_interval.tv_sec = (time_t)(every / USEC_PER_SEC);
+	its.it_value.tv_nsec = its.it_interval.tv_nsec = (long)(every % USEC_PER_SEC) * 1000;
+	if (timerfd_settime(d->watchdog_src.fd, 0, &its, NULL) < 0)
+		return -errno;
+	log_info("Watchdog: WATCHDOG=1 every %" PRIu64 " ms", (uint64_t)(every / USEC_PER_MSEC));
+	return 0;
+}
+
+/* Answers of cmdline reads: exec matching may have jailed a peer, an explain gets its reply. */
+static void on_procread(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_daemon *d = ((struct fd_source *)s)->d;
+	int r = qj_engine_on_procread(d->engine);
+
+	if (r > 0)
+		d->app_gen++;
+	if (r < 0)
+		log_warning_errno(r, "Process reads: %m, ignoring");
+}
+
+static int add_source(struct qj_daemon *d, struct fd_source *src, int fd,
 		      void (*dispatch)(struct qj_event_source *, uint32_t))
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &src->source };
@@ -507,7 +583,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	if (!d)
 		return -ENOMEM;
 	d->epoll_fd = d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
-	d->procmon_src.fd = -EBADF;
+	d->metrics_dfd = -EBADF;
+	d->procmon_src.fd = d->procread_src.fd = d->watchdog_src.fd = -EBADF;
 	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
 	qj_notify_init(&d->notify);
@@ -528,6 +605,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (d->metrics_path)
+		(void)open_metrics_dir(d); /* held from start: later swaps cannot redirect it */
 
 	/* Signals: the loop reads them from a signalfd; SIGUSR1 is only for the worker. */
 	sigemptyset(&ss);
@@ -555,6 +634,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	if (r >= 0)
 		r = add_source(d, &d->notify_src, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
 			       on_notify);
+	if (r >= 0)
+		r = watchdog_start(d);
 	if (r < 0) {
 		log_error_errno(r, "Failed to set up the event loop: %m");
 		goto fail;
@@ -612,6 +693,11 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
 		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
+		if (r < 0)
+			goto fail;
+	}
+	if (d->engine) {
+		r = add_source(d, &d->procread_src, qj_engine_procread_fd(d->engine), on_procread);
 		if (r < 0)
 			goto fail;
 	}
@@ -688,6 +774,11 @@ int qj_daemon_run(struct qj_daemon *d)
 	}
 }
 
+bool qj_daemon_reads_running(const struct qj_daemon *d)
+{
+	return d->engine && qj_engine_reads_running(d->engine) > 0;
+}
+
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 {
 	if (!d)
@@ -707,12 +798,17 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	d->killlog = qj_killlog_free(d->killlog);
 	qj_holds_free(d->holds);
 	qj_events_free(d->events);
+	json_decref(d->waiters_cache);
 	qj_policy_free(d->policy);
 	free(d->policy_path);
 	free(d->state_dir);
 	free(d->metrics_path);
-	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd, d->epoll_fd },
-		 *end = fd + 4;
+	free(d->metrics_base);
+	if (d->metrics_dfd >= 0)
+		(void)close(d->metrics_dfd);
+	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd,
+				d->watchdog_src.fd, d->epoll_fd },
+		 *end = fd + 5;
 	     fd < end; fd++)
 		if (*fd >= 0)
 			(void)close(*fd);

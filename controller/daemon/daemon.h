@@ -40,5 +40,11 @@ int qj_daemon_run(struct qj_daemon *d);
 int qj_daemon_step(struct qj_daemon *d, int timeout_ms);
 /* Restores the jail (nothing left stopped), frees. */
 struct qj_daemon *qj_daemon_free(struct qj_daemon *d);
+/*
+ * A thread reads /proc for the daemon and cannot be stopped (a read stuck on another
+ * process's lock): the process must end with _exit(), as a leak checker's stop of
+ * every thread at exit() would wait for that read.
+ */
+bool qj_daemon_reads_running(const struct qj_daemon *d);
 
 #endif

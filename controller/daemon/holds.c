@@ -23,6 +23,7 @@ struct qj_holds {
 
 	struct qj_hold_stats **stats;
 	size_t n_stats;
+	size_t n_active_names; /* names with a live hold */
 	size_t alloc_stats;
 	void *stats_index; /* struct qj_hold_stats * by name */
 
@@ -213,6 +214,7 @@ static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t
 	s->event_count++;
 	if (s->active++ > 0)
 		return;
+	t->n_active_names++;
 	s->active_count++;
 	s->active_since_usec = now;
 	s->prevent_since_usec = now;
@@ -248,6 +250,7 @@ static void stats_deactivate(struct qj_holds *t, struct qj_hold_stats *s, bool e
 		s->expire_count++;
 	if (--s->active > 0)
 		return;
+	t->n_active_names--;
 	d = now - s->active_since_usec;
 	s->total_time_usec += d;
 	if (d > s->max_time_usec)
@@ -313,7 +316,12 @@ int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const 
 		return 1;
 	}
 
-	if (t->n_holds >= QJ_HOLDS_MAX)
+	/* Users stop short of the room kept for root; a name active already is no new name. */
+	if (t->n_holds >= QJ_HOLDS_MAX - (owner->uid == 0 ? 0 : QJ_HOLDS_ROOT))
+		return -ENOSPC;
+	s = stats_lookup(t, name);
+	if (owner->uid != 0 && (!s || !s->active) &&
+	    t->n_active_names >= QJ_HOLDS_MAX_NAMES - QJ_HOLDS_ROOT_NAMES)
 		return -ENOSPC;
 	if (t->n_holds == t->alloc_holds) {
 		size_t n = t->alloc_holds ? t->alloc_holds * 2 : 16;

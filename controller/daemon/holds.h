@@ -26,6 +26,13 @@
 #define QJ_HOLDS_MAX_NAMES 4096
 /* Holds alive at once, over all connections. */
 #define QJ_HOLDS_MAX 65536
+/*
+ * Of those, kept for root's holds (uid 0: root's clients, the logind bridge's fail-closed
+ * hold, root's inhibitors): whatever users take, root's hold is never refused for a full
+ * table.  Users are bounded per uid by the policy, but several uids together could fill it.
+ */
+#define QJ_HOLDS_ROOT 4096
+#define QJ_HOLDS_ROOT_NAMES 512
 /* Ended active periods kept for the timeline (qosjailctl report), newest over oldest. */
 #define QJ_HOLDS_HISTORY_MAX 256
 
@@ -113,7 +120,8 @@ struct qj_holds *qj_holds_free(struct qj_holds *t);
 /*
  * Takes or refreshes the hold (@conn, @name).  @timeout_usec 0 means no
  * timeout.  Returns 0 for a new hold, 1 for a refresh, -ENOSPC when the table
- * is full, -EINVAL for an empty or too long name or reason, -ENOMEM.
+ * is full (for an owner other than uid 0: all but the room kept for root),
+ * -EINVAL for an empty or too long name or reason, -ENOMEM.
  */
 int qj_holds_acquire(struct qj_holds *t, uint64_t conn, const char *name, const char *reason,
 		     const struct qj_hold_owner *owner, uint64_t timeout_usec, uint64_t now_usec);

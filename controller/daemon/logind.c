@@ -14,6 +14,7 @@
 #include "daemon-internal.h"
 #include "holds.h"
 #include "log.h"
+#include "logind-internal.h"
 #include "logind.h"
 #include "policy.h"
 #include "util.h"
@@ -23,39 +24,8 @@
 #define LOGIND_MANAGER "org.freedesktop.login1.Manager"
 /* The bus driver: the only sender of a true NameOwnerChanged. */
 #define DRIVER_NAME "org.freedesktop.DBus"
-/* The fail-closed hold while the inhibitors are unknown. */
-#define UNKNOWN_HOLD "logind"
-/* Connection ids of the bridge's holds: far above the IPC server's (counted from 1). */
-#define CONN_BASE (UINT64_C(1) << 62)
 #define RETRY_INITIAL_USEC (1 * USEC_PER_SEC)
 #define RETRY_MAX_USEC (60 * USEC_PER_SEC)
-
-struct inhibitor {
-	char *who, *why;
-	uid_t uid;
-	pid_t pid;
-	uint64_t conn; /* its hold's connection id; 0 while it does not count */
-	char name[QJ_HOLD_NAME_MAX + 1];
-	bool seen; /* in the list being read */
-	bool decided; /* counts() ran for it once (it logs the first decision) */
-};
-
-struct qj_logind {
-	struct fd_source src;
-	struct qj_daemon *d;
-	sd_bus *bus;
-	sd_bus_slot *list_slot; /* ListInhibitors in flight */
-	bool relist; /* a change came while the list was in flight */
-	bool unknown; /* the fail-closed hold is taken */
-	bool logind_present;
-	char *owner; /* logind's unique name ("" unknown): the only sender of its signals */
-	uint64_t n_forged; /* signals refused for their sender */
-	uint64_t retry_usec, retry_at_usec;
-	uint64_t app_gen;
-	uint64_t next_conn;
-	struct inhibitor *v;
-	size_t n;
-};
 
 static void update_events(struct qj_logind *b)
 {
@@ -106,183 +76,21 @@ static void set_owner(struct qj_logind *b, const char *owner)
 	b->owner = o;
 }
 
-/* Copies at most @size - 1 bytes of @s, not cutting a UTF-8 sequence (the names go out in JSON). */
-static void copy_utf8(char *dst, size_t size, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n >= size) {
-		n = size - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-}
-
-static void hold_take(struct qj_logind *b, uint64_t conn, const char *name, const char *reason,
-		      uid_t uid, pid_t pid)
-{
-	struct qj_hold_owner owner = { .pid = pid, .uid = uid };
-	char why[QJ_HOLD_REASON_MAX + 1], path[64];
-	FILE *f;
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = pid > 0 ? fopen(path, "re") : NULL;
-	if (f) {
-		if (fgets(owner.comm, sizeof(owner.comm), f))
-			owner.comm[strcspn(owner.comm, "\n")] = '\0';
-		fclose(f);
-	}
-	copy_utf8(why, sizeof(why), reason[0] ? reason : "(no reason given)");
-	r = qj_holds_acquire(b->d->holds, conn, name, why, &owner, 0, qj_daemon_now());
-	if (r < 0)
-		log_warning_errno(r, "Failed to take hold '%s' for a logind inhibitor: %m", name);
-}
-
+/* The list is known again (true), or not (with @why, for the fail-closed hold). */
 static void set_unknown(struct qj_logind *b, bool unknown, const char *why)
 {
-	if (unknown == b->unknown)
-		return;
-	b->unknown = unknown;
+	b->list_unknown = unknown;
 	if (unknown)
-		hold_take(b, CONN_BASE, UNKNOWN_HOLD, why, 0, getpid());
-	else
-		(void)qj_holds_release(b->d->holds, CONN_BASE, UNKNOWN_HOLD, qj_daemon_now());
-}
-
-static bool uid_listed(const struct qj_principals *pr, uid_t uid)
-{
-	struct passwd pw, *res = NULL;
-	gid_t gids[64];
-	int n = (int)ARRAY_SIZE(gids);
-	char buf[4096];
-
-	if (qj_principals_allow(pr, uid, NULL, 0))
-		return true;
-	if (pr->n_gids == 0 || getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
-		return false;
-	if (getgrouplist(res->pw_name, res->pw_gid, gids, &n) < 0)
-		n = (int)ARRAY_SIZE(gids); /* the first ones */
-	return qj_principals_allow(pr, uid, gids, (size_t)n);
-}
-
-/* Whether @i keeps the system awake; logs a refusal when it changes to "no". */
-static bool counts(struct qj_logind *b, struct inhibitor *i)
-{
-	const char *app = "";
-	int r;
-
-	if (!uid_listed(&b->d->policy->logind_inhibitors, i->uid)) {
-		if (i->conn || !i->decided)
-			log_info("logind inhibitor '%s' (%s) of pid %d uid %u does not count: uid "
-				 "not in logind.inhibitors of the policy",
-				 i->who, i->why, (int)i->pid, (unsigned)i->uid);
-		return false;
-	}
-	r = qj_daemon_pid_app(b->d, i->pid, &app);
-	if (r != 0) {
-		/* Like a jailed client's hold: a jailed (or unknown) process keeps nothing awake. */
-		if (i->conn || !i->decided)
-			log_notice(
-				"logind inhibitor '%s' (%s) of pid %d uid %u does not count: %s%s",
-				i->who, i->why, (int)i->pid, (unsigned)i->uid,
-				r > 0 ? "jailed in app " : "cannot tell whether it is jailed",
-				r > 0 ? app : "");
-		return false;
-	}
-	return true;
-}
-
-/* Takes or releases @i's hold as counts() says; true when the hold count changed. */
-static bool apply(struct qj_logind *b, struct inhibitor *i)
-{
-	bool c = counts(b, i);
-
-	i->decided = true;
-	if (c == (i->conn != 0))
-		return false;
-	if (c) {
-		i->conn = CONN_BASE + ++b->next_conn;
-		log_info("logind inhibitor '%s' (%s) of pid %d uid %u holds the system awake as "
-			 "hold '%s'",
-			 i->who, i->why, (int)i->pid, (unsigned)i->uid, i->name);
-		hold_take(b, i->conn, i->name, i->why, i->uid, i->pid);
-	} else {
-		(void)qj_holds_release(b->d->holds, i->conn, i->name, qj_daemon_now());
-		i->conn = 0;
-	}
-	return true;
-}
-
-static void inhibitor_drop(struct qj_logind *b, size_t k)
-{
-	struct inhibitor *i = &b->v[k];
-
-	if (i->conn)
-		(void)qj_holds_release(b->d->holds, i->conn, i->name, qj_daemon_now());
-	free(i->who);
-	free(i->why);
-	b->v[k] = b->v[--b->n];
-}
-
-/* Drops every inhibitor and the fail-closed hold; returns how many holds went. */
-static size_t drop_all(struct qj_logind *b)
-{
-	size_t n = b->unknown;
-
-	set_unknown(b, false, NULL);
-	while (b->n > 0) {
-		n += b->v[b->n - 1].conn != 0;
-		inhibitor_drop(b, b->n - 1);
-	}
-	return n;
+		snprintf(b->unknown_why, sizeof(b->unknown_why), "%s", why);
 }
 
 void qj_logind_recheck(struct qj_logind *b, bool force)
 {
-	bool changed = false;
-
 	if (!b || (!force && b->app_gen == b->d->app_gen))
 		return;
 	b->app_gen = b->d->app_gen;
-	for (size_t k = 0; k < b->n; k++)
-		changed |= apply(b, &b->v[k]);
-	if (changed)
+	if (qj_lgi_apply_all(b))
 		qj_daemon_holds_changed(b->d);
-}
-
-static int find_or_add(struct qj_logind *b, const char *who, const char *why, uid_t uid, pid_t pid)
-{
-	struct inhibitor *i, *v;
-	char name[QJ_HOLD_NAME_MAX + 1];
-
-	for (size_t k = 0; k < b->n; k++) {
-		i = &b->v[k];
-		if (!i->seen && i->uid == uid && i->pid == pid && strcmp(i->who, who) == 0 &&
-		    strcmp(i->why, why) == 0) {
-			i->seen = true;
-			return 0;
-		}
-	}
-	v = realloc(b->v, (b->n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	b->v = v;
-	i = &v[b->n];
-	*i = (struct inhibitor){ .uid = uid, .pid = pid, .seen = true };
-	snprintf(name, sizeof(name), "logind:%s", who);
-	copy_utf8(i->name, sizeof(i->name), name);
-	i->who = strdup(who);
-	i->why = strdup(why);
-	if (!i->who || !i->why) {
-		free(i->who);
-		free(i->why);
-		return -ENOMEM;
-	}
-	b->n++;
-	return 1;
 }
 
 /* Whether @what (colon-separated, as logind lists it) names "sleep". */
@@ -300,20 +108,75 @@ static bool what_has_sleep(const char *what)
 
 static int request_list(struct qj_logind *b);
 
+static bool away(const struct qj_logind *b)
+{
+	return b->away_until_usec != USEC_INFINITY;
+}
+
+/*
+ * logind left the bus.  Real logind keeps its inhibitors across a restart (it reloads
+ * them), so "not on the bus" is not "no inhibitors": the inhibitor holds stay, and the
+ * hold "logind" covers what may change meanwhile, until logind is back and listed again,
+ * for at most logind.absent_max (a logind that never returns must not keep the system
+ * awake for ever; 0 drops everything at once).
+ */
+static void logind_left(struct qj_logind *b)
+{
+	uint64_t max = b->d->policy->logind_absent_max_usec, t = qj_daemon_now();
+	size_t n = 0;
+
+	b->logind_present = false;
+	set_owner(b, "");
+	if (away(b))
+		return;
+	for (size_t k = 0; k < b->n; k++)
+		n += b->v[k].conn != 0;
+	if (max == 0) {
+		n = qj_lgi_drop_all(b);
+		log_info("logind: left the system bus, its %zu inhibitor hold(s) dropped "
+			 "(logind.absent_max is 0)",
+			 n);
+		if (n > 0)
+			qj_daemon_holds_changed(b->d);
+		return;
+	}
+	b->away_since_usec = t;
+	b->away_until_usec = t + max;
+	log_notice("logind: left the system bus; its %zu inhibitor hold(s) stay and the hold "
+		   "'logind' keeps the system awake until it is back, for at most %" PRIu64
+		   " s (logind.absent_max)",
+		   n, (uint64_t)(max / USEC_PER_SEC));
+	if (qj_lgi_update_failclosed(b))
+		qj_daemon_holds_changed(b->d);
+}
+
+static void away_expired(struct qj_logind *b)
+{
+	uint64_t t = qj_daemon_now() - b->away_since_usec;
+	size_t n = qj_lgi_drop_all(b);
+
+	log_warning("logind: away from the system bus for %" PRIu64 " s (logind.absent_max): "
+		    "%zu hold(s) for its inhibitors dropped; they are listed again when it is back",
+		    (uint64_t)(t / USEC_PER_SEC), n);
+	if (n > 0)
+		qj_daemon_holds_changed(b->d);
+}
+
 static void list_failed(struct qj_logind *b, int r, const char *what)
 {
 	char why[QJ_HOLD_REASON_MAX];
 
-	snprintf(why, sizeof(why), "ListInhibitors failed (%s): the inhibitors are unknown", what);
-	log_warning("logind: %s; holding the system awake, retrying in %llu s", why,
-		    (unsigned long long)((b->retry_usec ? b->retry_usec : RETRY_INITIAL_USEC) /
-					 USEC_PER_SEC));
-	(void)r;
-	set_unknown(b, true, why);
+	/* The delay this retry waits, said as it is (it doubles from 1 s up to 1 min). */
 	b->retry_usec = b->retry_usec ? b->retry_usec * 2 : RETRY_INITIAL_USEC;
 	if (b->retry_usec > RETRY_MAX_USEC)
 		b->retry_usec = RETRY_MAX_USEC;
 	b->retry_at_usec = qj_daemon_now() + b->retry_usec;
+	snprintf(why, sizeof(why), "ListInhibitors failed (%s): the inhibitors are unknown", what);
+	log_warning("logind: %s; holding the system awake, retrying in %" PRIu64 " s", why,
+		    (uint64_t)(b->retry_usec / USEC_PER_SEC));
+	(void)r;
+	set_unknown(b, true, why);
+	(void)qj_lgi_update_failclosed(b);
 	qj_daemon_holds_changed(b->d);
 }
 
@@ -332,15 +195,18 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 	int r;
 
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
+	if (e && is_absent_error(e) && (b->logind_present || away(b))) {
+		logind_left(b); /* it left before its NameOwnerChanged reached us */
+		return 0;
+	}
 	if (e && is_absent_error(e)) {
-		/* No logind on this bus: nobody can hold an inhibitor.  Its arrival re-lists. */
-		if (b->logind_present || b->unknown || b->n)
+		/* No logind on this bus since we started: nobody holds an inhibitor. */
+		if (b->list_unknown || b->n)
 			log_info("logind: not on the system bus, no inhibitors to follow");
-		b->logind_present = false;
 		set_owner(b, "");
 		b->retry_usec = 0;
 		b->retry_at_usec = USEC_INFINITY;
-		if (drop_all(b) > 0)
+		if (qj_lgi_drop_all(b) > 0)
 			qj_daemon_holds_changed(b->d);
 		return 0;
 	}
@@ -350,14 +216,13 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 	}
 	/* The reply comes from logind's unique name: its signals must come from there too. */
 	set_owner(b, sd_bus_message_get_sender(m));
-	for (size_t k = 0; k < b->n; k++)
-		b->v[k].seen = false;
+	qj_lgi_unsee_all(b);
 	r = sd_bus_message_enter_container(m, 'a', "(ssssuu)");
 	while (r >= 0 &&
 	       (r = sd_bus_message_read(m, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
 		if (!what_has_sleep(what) || strcmp(mode, "block") != 0)
 			continue;
-		r = find_or_add(b, who, why, (uid_t)uid, (pid_t)pid);
+		r = qj_lgi_see(b, who, why, (uid_t)uid, (pid_t)pid);
 		if (r < 0)
 			break;
 	}
@@ -370,19 +235,14 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 		list_failed(b, r, strerror(-r));
 		return 0;
 	}
-	for (size_t k = b->n; k-- > 0;)
-		if (!b->v[k].seen) {
-			log_info("logind inhibitor '%s' (%s) of pid %d uid %u released",
-				 b->v[k].who, b->v[k].why, (int)b->v[k].pid, (unsigned)b->v[k].uid);
-			inhibitor_drop(b, k);
-		}
-	for (size_t k = 0; k < b->n; k++)
-		(void)apply(b, &b->v[k]);
+	qj_lgi_drop_unseen(b);
 	b->logind_present = true;
+	b->away_until_usec = USEC_INFINITY;
 	b->retry_usec = 0;
 	b->retry_at_usec = USEC_INFINITY;
 	b->app_gen = b->d->app_gen;
 	set_unknown(b, false, NULL);
+	(void)qj_lgi_apply_all(b);
 	qj_daemon_holds_changed(b->d);
 	if (b->relist) {
 		b->relist = false;
@@ -461,7 +321,6 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 {
 	struct qj_logind *b = userdata;
 	const char *name, *old_owner, *new_owner;
-	size_t n;
 
 	if (!sent_by(b, m, DRIVER_NAME))
 		return 0;
@@ -469,22 +328,28 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	    strcmp(name, LOGIND_NAME) != 0)
 		return 0;
 	set_owner(b, new_owner);
-	if (new_owner[0]) {
+	if (new_owner[0] && away(b)) {
+		/* Back: from here on its list decides, failing closed until it answers. */
+		log_info("logind: back on the system bus after %" PRIu64 " ms, listing its "
+			 "inhibitors",
+			 (uint64_t)((qj_daemon_now() - b->away_since_usec) / USEC_PER_MSEC));
+		b->away_until_usec = USEC_INFINITY;
+		set_unknown(b, true, "logind is back on the system bus: listing its inhibitors");
+		(void)qj_lgi_update_failclosed(b);
+	} else if (new_owner[0]) {
 		log_info("logind: appeared on the system bus, listing its inhibitors");
+	}
+	if (new_owner[0]) {
 		(void)request_list(b);
 		return 0;
 	}
-	b->logind_present = false;
-	n = drop_all(b);
-	log_info("logind: left the system bus, its %zu inhibitor hold(s) dropped", n);
-	if (n > 0)
-		qj_daemon_holds_changed(b->d);
+	logind_left(b);
 	return 0;
 }
 
 static void bus_lost(struct qj_logind *b, int r)
 {
-	size_t n = drop_all(b);
+	size_t n = qj_lgi_drop_all(b);
 
 	log_warning_errno(r,
 			  "logind: the system bus connection is gone (%m): %zu inhibitor "
@@ -532,7 +397,9 @@ uint64_t qj_logind_next_usec(const struct qj_logind *b)
 		return USEC_INFINITY;
 	if (sd_bus_get_timeout(b->bus, &t) < 0)
 		t = USEC_INFINITY;
-	return t < b->retry_at_usec ? t : b->retry_at_usec;
+	t = t < b->retry_at_usec ? t : b->retry_at_usec;
+	t = t < b->away_until_usec ? t : b->away_until_usec;
+	return t < b->pending_at_usec ? t : b->pending_at_usec;
 }
 
 void qj_logind_on_timer(struct qj_logind *b, uint64_t now_usec)
@@ -542,6 +409,13 @@ void qj_logind_on_timer(struct qj_logind *b, uint64_t now_usec)
 	if (b->retry_at_usec <= now_usec) {
 		b->retry_at_usec = USEC_INFINITY;
 		(void)request_list(b);
+	}
+	if (b->away_until_usec <= now_usec)
+		away_expired(b);
+	if (b->pending_at_usec <= now_usec) {
+		b->pending_at_usec = USEC_INFINITY;
+		if (qj_lgi_apply_all(b))
+			qj_daemon_holds_changed(b->d);
 	}
 	process(b);
 }
@@ -559,6 +433,8 @@ int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret)
 	b->src.d = d;
 	b->src.source.dispatch = on_bus;
 	b->retry_at_usec = USEC_INFINITY;
+	b->away_until_usec = USEC_INFINITY;
+	b->pending_at_usec = USEC_INFINITY;
 	r = sd_bus_open_system(&b->bus);
 	if (r >= 0)
 		r = sd_bus_match_signal_async(b->bus, NULL, LOGIND_NAME, LOGIND_PATH,
@@ -582,6 +458,7 @@ int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret)
 	}
 	/* Until the first list answers, the inhibitors are unknown: fail closed. */
 	set_unknown(b, true, "listing logind's inhibitors");
+	(void)qj_lgi_update_failclosed(b);
 	r = request_list(b);
 	if (r < 0) {
 		qj_logind_free(b);
@@ -595,7 +472,7 @@ struct qj_logind *qj_logind_free(struct qj_logind *b)
 {
 	if (!b)
 		return NULL;
-	(void)drop_all(b);
+	(void)qj_lgi_drop_all(b);
 	free(b->v);
 	if (b->bus && b->src.fd >= 0)
 		(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_DEL, b->src.fd, NULL);

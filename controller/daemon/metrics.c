@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The daemon's counters and their Prometheus exposition text (see metrics.h). */
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "daemon-internal.h"
@@ -88,14 +83,70 @@ static void put_seconds(FILE *f, uint64_t usec)
 		(unsigned long long)(usec % USEC_PER_SEC));
 }
 
-/* One family with a "name" label per hold name, the first @max names. */
-static void put_hold_family(FILE *f, struct qj_daemon *d, uint64_t t, size_t max, const char *name,
-			    const char *type, const char *help, int which)
+struct name_rank {
+	size_t i; /* index of the name's statistics */
+	int rank; /* 0 held by root now, 1 active, 2 inactive */
+	uint64_t last_change_usec;
+};
+
+static int strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct name_rank *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->last_change_usec != y->last_change_usec)
+		return x->last_change_usec > y->last_change_usec ? -1 : 1; /* recent first */
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+int qj_metrics_name_order(const struct qj_holds *h, uint64_t t, size_t **ret, size_t *ret_n)
+{
+	size_t n = qj_holds_n_stats(h), n_root = 0;
+	_cleanup_free_ const char **root = NULL;
+	_cleanup_free_ struct name_rank *v = calloc(n ? n : 1, sizeof(*v));
+	size_t *order = calloc(n ? n : 1, sizeof(*order));
+	struct qj_hold_stats s;
+
+	root = calloc(qj_holds_count(h) + 1, sizeof(*root));
+	if (!v || !order || !root) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; qj_holds_get(h, i); i++)
+		if (qj_holds_get(h, i)->owner.uid == 0)
+			root[n_root++] = qj_holds_get(h, i)->name;
+	qsort(root, n_root, sizeof(*root), strcmp_ptr);
+	for (size_t i = 0; i < n && qj_holds_stats_at(h, i, t, &s) == 0; i++)
+		v[i] = (struct name_rank){
+			.i = i,
+			.rank = !s.active						  ? 2 :
+				bsearch(&s.name, root, n_root, sizeof(*root), strcmp_ptr) ? 0 :
+											    1,
+			.last_change_usec = s.last_change_usec,
+		};
+	qsort(v, n, sizeof(*v), rank_cmp);
+	for (size_t i = 0; i < n; i++)
+		order[i] = v[i].i;
+	*ret = order;
+	*ret_n = n;
+	return 0;
+}
+
+/* One family with a "name" label per hold name, the first @max names in @order. */
+static void put_hold_family(FILE *f, struct qj_daemon *d, uint64_t t, const size_t *order,
+			    size_t max, const char *name, const char *type, const char *help,
+			    int which)
 {
 	struct qj_hold_stats s;
 
 	put_family(f, name, type, help);
-	for (size_t i = 0; i < max && qj_holds_stats_at(d->holds, i, t, &s) == 0; i++) {
+	for (size_t k = 0; k < max && qj_holds_stats_at(d->holds, order[k], t, &s) == 0; k++) {
 		fprintf(f, "%s{name=\"", name);
 		put_label(f, s.name);
 		fputs("\"} ", f);
@@ -222,18 +273,27 @@ static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_
 		  "Holds of the name ended by timeout." },
 	};
 	uint64_t t = qj_daemon_now();
-	size_t n_names = qj_holds_n_stats(d->holds);
+	_cleanup_free_ size_t *order = NULL;
+	size_t n_names = 0;
 	char *text = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f;
+	int r;
 
+	/* The names kept under the cap: root's holds first, then the active, then the recent. */
+	r = qj_metrics_name_order(d->holds, t, &order, &n_names);
+	if (r < 0)
+		return r;
+	if (max_names > n_names)
+		max_names = n_names;
+	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
 	put_family(f, "qosjail_holds", "gauge", "Live holds, over all names.");
 	fprintf(f, "qosjail_holds %zu\n", qj_holds_count(d->holds));
 	for (size_t i = 0; i < ARRAY_SIZE(hold_families); i++)
-		put_hold_family(f, d, t, max_names, hold_families[i].name, hold_families[i].type,
-				hold_families[i].help, (int)i);
+		put_hold_family(f, d, t, order, max_names, hold_families[i].name,
+				hold_families[i].type, hold_families[i].help, (int)i);
 	put_family(f, "qosjail_hold_names_omitted", "gauge",
 		   "Hold names with statistics left out of this text to keep it bounded.");
 	fprintf(f, "qosjail_hold_names_omitted %zu\n",
@@ -274,60 +334,4 @@ int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size
 		}
 		free(text);
 	}
-}
-
-int qj_metrics_write_file(const char *path, const char *text, size_t len)
-{
-	_cleanup_free_ char *dir_copy = strdup(path), *base_copy = strdup(path);
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-	char tmp[NAME_MAX + 1];
-	const char *base;
-	struct stat st;
-	int r;
-
-	if (!dir_copy || !base_copy)
-		return -ENOMEM;
-	base = basename(base_copy);
-	dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	/*
-	 * A symlink in its place is refused, not replaced: whoever planted it meant the
-	 * file to be elsewhere.  (Were one planted after this check, rename() would
-	 * replace the link itself, never write through it.)
-	 */
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return -ELOOP;
-		if (!S_ISREG(st.st_mode))
-			return -EEXIST;
-	} else if (errno != ENOENT) {
-		return -errno;
-	}
-	/* A dot name: the textfile collector reads only *.prom, never a half-written file. */
-	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d.tmp", base, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	(void)unlinkat(dfd, tmp, 0); /* a leftover of a crash, or anything planted there */
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	r = fchmod(fd, 0644) < 0 ? -errno : 0; /* whatever the umask: the collector reads it */
-	for (size_t off = 0; r == 0 && off < len;) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0)
-			r = -errno;
-		else
-			off += (size_t)n;
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
-		r = -errno;
-	if (r < 0) {
-		(void)unlinkat(dfd, tmp, 0);
-		return r;
-	}
-	(void)fsync(dfd); /* the rename itself survives a crash */
-	return 0;
 }

@@ -12,6 +12,8 @@
 
 #include "cycle.h"
 
+struct qj_holds;
+
 struct qj_daemon;
 
 /* Upper bounds of the quiesce duration histogram, seconds (+Inf is implied). */
@@ -54,10 +56,28 @@ void qj_metrics_backend_error(struct qj_metrics *m, int error);
 int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len);
 
 /*
- * Writes @text to @path atomically: a temporary file in the same directory, fsync,
- * rename over @path, fsync of the directory.  -ELOOP when @path is a symlink,
+ * The order hold names go out in, under the text's cap (pure): names a root-owned hold
+ * keeps active first, then the other active names, then the rest, most recently changed
+ * first.  One uid's flood of names must never hide root's hold.  *ret (malloc()ed) holds
+ * the statistics indexes, *ret_n of them.  0 or -ENOMEM.
+ */
+int qj_metrics_name_order(const struct qj_holds *h, uint64_t t, size_t **ret, size_t *ret_n);
+
+/*
+ * The metrics file's directory, opened as the daemon keeps it (metrics-file.c): walked
+ * from / without following a symlink in any component, every directory above it owned by
+ * root (or the daemon's uid) and writable by nobody else, unless sticky (/tmp); the
+ * directory itself may be another user's (node_exporter's textfile directory belongs to
+ * prometheus).  The fd is held from then on: a directory swapped for a symlink later
+ * changes nothing.  -ELOOP for a symlink or a non-directory on the way, -EPERM for a
+ * directory another user could swap, -ENOENT; *ret_base (malloc()ed) is the file name.
+ */
+int qj_metrics_open_dir(const char *path, int *ret_dfd, char **ret_base);
+/*
+ * Writes @text as @base in @dfd atomically: a temporary file in the same directory,
+ * fsync, rename over @base, fsync of the directory.  -ELOOP when @base is a symlink,
  * -EEXIST when it is something else than a regular file; nothing is written then.
  */
-int qj_metrics_write_file(const char *path, const char *text, size_t len);
+int qj_metrics_write_at(int dfd, const char *base, const char *text, size_t len);
 
 #endif

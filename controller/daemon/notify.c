@@ -39,7 +39,23 @@ static void send_notify(const char *text)
 
 void qj_notify_init(struct qj_notify *n)
 {
+	uint64_t usec = 0;
+
 	*n = (struct qj_notify){ .enabled = getenv("NOTIFY_SOCKET") != NULL };
+	/* Also checks WATCHDOG_PID: a watchdog meant for another process is not ours. */
+	if (n->enabled && sd_watchdog_enabled(0, &usec) > 0)
+		n->watchdog_usec = usec;
+}
+
+uint64_t qj_notify_watchdog_interval(const struct qj_notify *n)
+{
+	return n->watchdog_usec / 2;
+}
+
+void qj_notify_watchdog(struct qj_notify *n)
+{
+	if (n->enabled && n->watchdog_usec)
+		send_notify("WATCHDOG=1");
 }
 
 void qj_notify_ready(struct qj_notify *n, const struct qj_cycle *c, size_t n_holds)

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	struct qj_daemon_config cfg = { .socket_path = DEFAULT_SOCKET,
 					.state_dir = DEFAULT_STATE_DIR };
 	struct qj_daemon *d = NULL;
-	bool debug = false;
+	bool debug = false, stuck;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "p:s:S:m:dhV", opts, NULL)) >= 0) {
@@ -95,6 +95,9 @@ int main(int argc, char **argv)
 	if (r < 0)
 		return EXIT_FAILURE;
 	r = qj_daemon_run(d);
-	qj_daemon_free(d);
+	stuck = qj_daemon_reads_running(d);
+	qj_daemon_free(d); /* the jail is restored: nothing below may wait */
+	if (stuck)
+		_exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -5,6 +5,7 @@
  * jailed peers deferred while the jail is quiesced.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "ipc.h"
 #include "killlog.h"
 #include "log.h"
+#include "ops.h"
 #include "policy.h"
 #include "proc.h"
 #include "proto.h"
@@ -113,22 +115,7 @@ static int client_app(struct qj_daemon *d, struct qj_ipc_client *c, const char *
 
 static void reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 {
-	int r;
-
-	if (!msg) {
-		log_error("Out of memory building a reply, disconnecting client %" PRIu64, c->id);
-		qj_ipc_disconnect(c);
-		return;
-	}
-	r = qj_ipc_send(c, msg, pass_fd);
-	json_decref(msg);
-	if (r == -EMSGSIZE || r == -ENOMEM) {
-		/* Never leave a client waiting for a reply that was not sent. */
-		msg = qj_reply_new_error(r, "reply too large or out of memory");
-		if (msg)
-			(void)qj_ipc_send(c, msg, -1);
-		json_decref(msg);
-	}
+	qj_daemon_reply(c, msg, pass_fd);
 }
 
 /*
@@ -178,19 +165,7 @@ static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...
 	va_start(ap, fmt);
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	reply(c, qj_reply_new_error(error, "%s", msg), -1);
-}
-
-static bool check_access(struct qj_daemon *d, struct qj_ipc_client *c,
-			 const struct qj_principals *pr, const char *what)
-{
-	if (qj_principals_allow(pr, c->uid, c->groups, c->n_groups))
-		return true;
-	log_notice("Refused %s to pid %d uid %d (%s): not in access.%s of the policy", what, c->pid,
-		   c->uid, c->comm, what);
-	reply_error(c, -EPERM, "uid %d may not %s: not in access.%s of the policy", c->uid, what,
-		    what);
-	return false;
+	qj_daemon_reply_error(c, error, "%s", msg);
 }
 
 /* ---- handlers ---- */
@@ -207,14 +182,28 @@ static json_t *hold_json(const struct qj_hold *h, uint64_t t)
 				 (json_int_t)(h->deadline_usec > t ? h->deadline_usec - t : 0));
 }
 
+/*
+ * Root's holds first, then the others, each oldest first: one uid's flood of holds taken
+ * earlier must not push root's out of the listing (issue 24).  The first pass stops once
+ * it has seen every root hold the table counts.
+ */
 static json_t *holds_array(struct qj_daemon *d, uint64_t t)
 {
+	size_t n_root = qj_holds_count_uid(d->holds, 0), seen = 0;
 	json_t *a = json_array();
+	const struct qj_hold *h;
 
-	for (size_t i = 0; a && i < LIST_MAX && qj_holds_get(d->holds, i); i++)
-		if (json_array_append_new(a, hold_json(qj_holds_get(d->holds, i), t)) < 0) {
-			json_decref(a);
-			return NULL;
+	for (int pass = n_root ? 0 : 1; a && pass < 2; pass++)
+		for (size_t i = 0; json_array_size(a) < LIST_MAX && (h = qj_holds_get(d->holds, i));
+		     i++) {
+			if ((h->owner.uid == 0) != (pass == 0))
+				continue;
+			if (json_array_append_new(a, hold_json(h, t)) < 0) {
+				json_decref(a);
+				return NULL;
+			}
+			if (pass == 0 && ++seen == n_root)
+				break;
 		}
 	return a;
 }
@@ -229,8 +218,6 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	json_t *msg;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_hold, "hold"))
-		return;
 	r = client_app(d, c, &app_name);
 	if (r < 0) {
 		log_notice("Refused hold '%s' to pid %d uid %d (%s): cannot tell whether it is "
@@ -319,8 +306,8 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 			    c->pid);
 		reply_error(c, r,
 			    "the daemon's hold table is full (at most %d holds and %d distinct "
-			    "names held at once)",
-			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES);
+			    "names held at once, of which %d and %d are kept for root)",
+			    QJ_HOLDS_MAX, QJ_HOLDS_MAX_NAMES, QJ_HOLDS_ROOT, QJ_HOLDS_ROOT_NAMES);
 		return;
 	}
 	if (r < 0) {
@@ -341,7 +328,8 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	qj_daemon_holds_changed(d);
 }
 
-static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred)
 {
 	int r = qj_holds_release(d->holds, c->id, req->name, qj_daemon_now());
 
@@ -353,7 +341,8 @@ static void handle_release(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 	qj_daemon_holds_changed(d);
 }
 
-static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			  bool *ret_deferred)
 {
 	struct qj_engine_counts counts = {};
 	struct qj_power_stats ps;
@@ -404,6 +393,11 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 				  json_integer((json_int_t)qj_events_n_delays(d->events)));
 	(void)json_object_set_new(j, "holds_total",
 				  json_integer((json_int_t)qj_holds_count(d->holds)));
+	/* Trusted work that waits on the jail (waiting.c), and cmdline reads stuck. */
+	(void)json_object_set_new(j, "waiting_on_jail", qj_daemon_waiters_json(d, 0));
+	(void)json_object_set_new(
+		j, "stuck_reads",
+		json_integer(d->engine ? (json_int_t)qj_engine_stuck_reads(d->engine) : 0));
 	if (d->killlog) {
 		struct qj_killlog_stats ks;
 
@@ -418,7 +412,8 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c)
 	reply(c, fit_reply(j), -1);
 }
 
-static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred)
 {
 	uint64_t t = qj_daemon_now();
 	json_t *stats = json_array();
@@ -449,26 +444,9 @@ static void handle_holds(struct qj_daemon *d, struct qj_ipc_client *c)
 	      -1);
 }
 
-/* Jailed peers (and peers whose membership is unknown) never move processes. */
-static bool check_not_jailed(struct qj_daemon *d, struct qj_ipc_client *c, const char *what)
-{
-	const char *app = NULL;
-	int r = client_app(d, c, &app);
-
-	if (r == 0 || (r < 0 && c->uid == 0))
-		return true;
-	log_notice("Refused %s to pid %d uid %d (%s): %s", what, c->pid, c->uid, c->comm,
-		   r > 0 ? "a jailed process" : "cannot tell whether it is jailed");
-	reply_error(c, -EPERM, "a jailed process may not %s", what);
-	return false;
-}
-
-/* place and spawn: access.place, not jailed, and a jail to place into. */
+/* place and spawn (access.place and not jailed: the op table): a jail to place into. */
 static bool check_may_place(struct qj_daemon *d, struct qj_ipc_client *c)
 {
-	if (!check_access(d, c, &d->policy->access_place, "place") ||
-	    !check_not_jailed(d, c, "place"))
-		return false;
 	if (!d->engine) {
 		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
 		return false;
@@ -535,7 +513,8 @@ static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_
 	return 0;
 }
 
-static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred)
 {
 	_cleanup_close_ int pidfd = -EBADF;
 	int r;
@@ -593,7 +572,8 @@ static void spawn_child(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	      -1);
 }
 
-static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred)
 {
 	_cleanup_close_ int fd = -EBADF;
 	int r;
@@ -617,12 +597,11 @@ static void handle_spawn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 	reply(c, json_pack("{s:b,s:s}", "ok", 1, "app", req->app), fd);
 }
 
-static void handle_log(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_log(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+		       bool *ret_deferred)
 {
 	_cleanup_close_ int fd = -EBADF;
 
-	if (!check_access(d, c, &d->policy->access_logs, "logs"))
-		return;
 	fd = qj_killlog_open_reader(d->killlog);
 	if (fd < 0) {
 		reply_error(c, fd, "cannot open the kill log %s: %s", d->policy->log_path,
@@ -633,7 +612,8 @@ static void handle_log(struct qj_daemon *d, struct qj_ipc_client *c)
 	reply(c, json_pack("{s:b,s:s}", "ok", 1, "path", d->policy->log_path), fd);
 }
 
-static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			  bool *ret_deferred)
 {
 	struct qj_diags diags = {};
 	const char *path = req->path ? req->path : d->policy_path;
@@ -641,8 +621,6 @@ static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct q
 	size_t len = 0;
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_reload, "reload"))
-		return;
 	if (req->path && c->uid != 0) {
 		/* Reading an arbitrary file as root on behalf of a user would leak it. */
 		reply_error(c, -EPERM, "only root may reload from another file");
@@ -680,12 +658,11 @@ static void handle_reload(struct qj_daemon *d, struct qj_ipc_client *c, struct q
 	qj_diags_done(&diags);
 }
 
-static void handle_suspend(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_suspend(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred)
 {
 	int r;
 
-	if (!check_access(d, c, &d->policy->access_suspend, "suspend"))
-		return;
 	r = qj_cycle_request_suspend(&d->cycle, qj_daemon_now());
 	if (r == -EBUSY) {
 		reply_error(c, r, "%zu hold(s) keep the system awake; see qosjailctl holds",
@@ -707,7 +684,8 @@ static void handle_suspend(struct qj_daemon *d, struct qj_ipc_client *c)
  * wants to suspend".  Only a jailed process, for itself: a consent it could give
  * for another process would let one app choose another's rung.
  */
-static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			  bool *ret_deferred)
 {
 	const char *app = NULL;
 	int r;
@@ -725,7 +703,7 @@ static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
 	r = qj_engine_notify_consent(d->engine, c->pid, c->pidfd);
 	if (r < 0) {
 		reply_error(c, r, "%s",
-			    r == -ENOSPC ? "too many consents" :
+			    r == -ENOSPC ? "this app has as many consents as it may keep (256)" :
 			    r == -EPERM	 ? "only a jailed process consents" :
 					   "the caller is gone");
 		return;
@@ -739,27 +717,15 @@ static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c)
  * learns the system resumed); a delay hold postpones every suspend, so it takes
  * access.delay, a peer known not to be jailed, and a policy whose max_delay is not 0.
  */
-static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			     bool *ret_deferred)
 {
-	const char *app = NULL;
 	int r;
 
-	if (req->delay) {
-		if (!check_access(d, c, &d->policy->access_delay, "delay"))
-			return;
-		r = client_app(d, c, &app);
-		if (r != 0) {
-			log_notice("Refused a delay hold to pid %d uid %d (%s): %s", c->pid, c->uid,
-				   c->comm, r > 0 ? "jailed" : "cannot tell whether it is jailed");
-			reply_error(c, -EPERM, "%s: a jailed process takes no delay holds",
-				    r > 0 ? "jailed" : "cannot tell whether it is jailed");
-			return;
-		}
-		if (d->policy->max_delay_usec == 0) {
-			reply_error(c, -EPERM,
-				    "suspend.max_delay of the policy is 0: no delay holds");
-			return;
-		}
+	/* access.delay and not jailed: the op table's rule for the "delay" form. */
+	if (req->delay && d->policy->max_delay_usec == 0) {
+		reply_error(c, -EPERM, "suspend.max_delay of the policy is 0: no delay holds");
+		return;
 	}
 	r = qj_events_subscribe(d, c, req->delay);
 	if (r < 0) {
@@ -777,7 +743,8 @@ static void handle_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struc
 	      -1);
 }
 
-static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
+static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred)
 {
 	int r = qj_events_ready(d, c, req->cycle);
 
@@ -795,118 +762,16 @@ static void handle_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 					     qj_daemon_now()));
 }
 
-/* One sentence on why @x's process is or is not jailed. */
-static void explain_why(const struct qj_engine_explain *x, char *buf, size_t size)
+/* explain lives in explain.c (its reads leave the loop thread); the op table's entry. */
+static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred)
 {
-	const struct qj_app *a = x->policy_app;
-
-	if (x->jailed && !a)
-		snprintf(buf, size, "in the jail's group %s, which the policy no longer lists",
-			 x->app);
-	else if (x->jailed && a->exempt)
-		snprintf(buf, size, "jailed in app %s, which is exempt: never escalated", x->app);
-	else if (x->jailed && (a->match_exe || a->match_cmdline || a->has_match_uid))
-		snprintf(buf, size, "jailed in app %s (placed, or matched by its rules at exec)",
-			 x->app);
-	else if (x->jailed)
-		snprintf(buf, size, "jailed in app %s, placed by a launcher", x->app);
-	else if (a && a->trust == QJ_TRUST_TRUSTED)
-		snprintf(buf, size, "not jailed: matches app %s, which is trusted", x->app);
-	else if (a)
-		snprintf(buf, size,
-			 "not jailed yet: matches app %s; it is jailed at its next exec or "
-			 "event resync",
-			 x->app);
-	else
-		snprintf(buf, size, "not jailed: matches no app of the policy");
-}
-
-/* The rungs a busy process of @x's app goes through from the next quiesce on. */
-static json_t *explain_ladder(const struct qj_policy *p, const struct qj_engine_explain *x)
-{
-	json_t *a = json_array();
-
-	for (int r = x->first_rung; a && r >= 0;
-	     r = qj_ladder_next_rung(p, x->policy_app, r, x->catches_sigxcpu, x->consents))
-		if (json_array_append_new(
-			    a, json_pack("{s:s,s:s,s:I}", "name", p->rungs[r].name, "action",
-					 qj_action_to_string(p->rungs[r].action), "grace_usec",
-					 (json_int_t)p->rungs[r].grace_usec)) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
-/*
- * A process's comm and executable need not be UTF-8, and json_pack() refuses
- * the whole reply for one such string: escaped (\xNN) in place, never dropped.
- */
-static void escape_proc_names(char *comm, size_t size, char **exe)
-{
-	char raw[256];
-
-	snprintf(raw, sizeof(raw), "%s", comm);
-	(void)qj_escape_buf(raw, QJ_ESCAPE_UTF8, comm, size); /* 15 bytes of comm: fits */
-	if (*exe) {
-		char *e = qj_escape(*exe, QJ_ESCAPE_UTF8);
-
-		free(*exe);
-		*exe = e; /* NULL on OOM: "exe" null, as when unreadable */
-	}
-}
-
-static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req)
-{
-	struct qj_engine_explain x;
-	_cleanup_free_ char *exe = NULL;
-	struct qj_proc_stat st;
-	char why[256];
-	int r;
-
-	if (!d->engine) {
-		reply_error(c, -EOPNOTSUPP, "no jail: the daemon runs without its engine");
-		return;
-	}
-	r = qj_engine_explain(d->engine, req->pid, &x);
-	if (r < 0) {
-		reply_error(c, r, r == -ESRCH ? "no process %d" : "cannot inspect process %d",
-			    req->pid);
-		return;
-	}
-	/* What /proc/PID/exe would tell the peer itself: root, the owner, or log readers. */
-	if (c->uid != 0 && c->uid != x.uid &&
-	    !qj_principals_allow(&d->policy->access_logs, c->uid, c->groups, c->n_groups)) {
-		log_notice("Refused explain of pid %d to pid %d uid %d (%s)", req->pid, c->pid,
-			   c->uid, c->comm);
-		reply_error(c, -EPERM,
-			    "uid %d may not explain another user's process: not in access.logs",
-			    c->uid);
-		return;
-	}
-	if (qj_proc_stat_read(req->pid, &st) < 0)
-		st.comm[0] = '\0';
-	(void)qj_proc_exe(req->pid, &exe);
-	escape_proc_names(st.comm, sizeof(st.comm), &exe);
-	explain_why(&x, why, sizeof(why));
-	reply(c,
-	      json_pack("{s:b,s:i,s:s,s:s?,s:I,s:b,s:s?,s:s?,s:b,s:s,s:I,s:o,s:{s:b,s:b,s:s?,s:s?,"
-			"s:b,s:b,s:o}}",
-			"ok", 1, "pid", (int)req->pid, "comm", st.comm, "exe", exe, "uid",
-			(json_int_t)x.uid, "jailed", x.jailed, "app", x.app[0] ? x.app : NULL,
-			"trust", x.policy_app ? qj_trust_to_string(x.policy_app->trust) : NULL,
-			"exempt", x.policy_app && x.policy_app->exempt, "why", why, "strikes",
-			(json_int_t)x.strikes, "ladder", explain_ladder(d->policy, &x), "cycle",
-			"quiescing", x.quiescing, "tracked", x.tracked, "activity",
-			x.tracked ? qj_task_activity_to_string(x.activity) : NULL, "rung",
-			x.tracked && x.rung >= 0 ? d->policy->rungs[x.rung].name : NULL,
-			"stopped_by_qosjail", x.stopped_by_us, "frozen", x.frozen, "holding",
-			x.holding[0] ? qj_json_string_escaped(x.holding) : json_null()),
-	      -1);
+	qj_daemon_explain(d, c, req->pid);
 }
 
 /* The same text as --metrics-file: counters across cycles, for everyone (like status). */
-static void handle_metrics(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_metrics(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
@@ -930,7 +795,8 @@ static json_int_t to_realtime(uint64_t mono, uint64_t now_mono, uint64_t now_rea
  * ended (oldest dropped until the reply fits) and the ones running.  Names as holds
  * shows them, to everyone.
  */
-static void handle_history(struct qj_daemon *d, struct qj_ipc_client *c)
+static void handle_history(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred)
 {
 	uint64_t t = qj_daemon_now(), rt = now_usec(CLOCK_REALTIME);
 	json_t *periods = json_array(), *active = json_array(), *j;
@@ -975,77 +841,111 @@ oom:
 	reply(c, NULL, -1);
 }
 
-/* Handles a decoded request; *ret_deferred when the reply must wait. */
+static void handle_hello(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred)
+{
+	if (req->version != QJ_PROTO_VERSION) {
+		reply_error(c, -EPROTONOSUPPORT, "protocol version %d not supported (%d is)",
+			    req->version, QJ_PROTO_VERSION);
+		return;
+	}
+	c->hello = true;
+	reply(c,
+	      json_pack("{s:b,s:i,s:s,s:I}", "ok", 1, "version", QJ_PROTO_VERSION, "server",
+			"qosjaild " QJ_VERSION, "client_id", (json_int_t)c->id),
+	      -1);
+}
+
+typedef void handler_fn(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			bool *ret_deferred);
+
+#define ANYONE                          \
+	{                               \
+		.who = QJ_OP_WHO_ANYONE \
+	}
+#define LISTED(list)                                                                              \
+	{                                                                                         \
+		.who = QJ_OP_WHO_POLICY, .principals = offsetof(struct qj_policy, access_##list), \
+		.name = #list                                                                     \
+	}
+/* Designated: a field a row leaves out is zero, which refuses. */
+#define RULE(acc, hel, jail)                                \
+	{                                                   \
+		.access = acc, .hello = hel, .jailed = jail \
+	}
+#define RULE_FLAGGED(acc, hel, jail, facc, fjail)                                    \
+	{                                                                            \
+		.access = acc, .hello = hel, .jailed = jail, .flagged_access = facc, \
+		.flagged_jailed = fjail                                              \
+	}
+
+/*
+ * THE op table: every op of the protocol (common/proto.h), its handler and the rule
+ * checked in front of it (ops.h): who may send it, whether hello must come first, what a
+ * jailed caller gets.  An op without a row has no handler and an unset rule: refused.
+ * The checks that depend on the request's target (explain: the process's owner; place:
+ * the process's uids; reload from another file: root) stay in the handlers.
+ */
+static const struct {
+	handler_fn *handler;
+	struct qj_op_rule rule;
+} ops[_QJ_OP_MAX] = {
+	[QJ_OP_HELLO] = { handle_hello, RULE(ANYONE, false, QJ_OP_JAILED_AS_ANYONE) },
+	/* A jailed peer's hold waits while the jail is quiesced, within its app's quota. */
+	[QJ_OP_HOLD] = { handle_hold, RULE(LISTED(hold), true, QJ_OP_JAILED_HANDLER) },
+	[QJ_OP_RELEASE] = { handle_release, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_STATUS] = { handle_status, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_HOLDS] = { handle_holds, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_PLACE] = { handle_place, RULE(LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT) },
+	[QJ_OP_SPAWN] = { handle_spawn, RULE(LISTED(place), true, QJ_OP_JAILED_REFUSED_BUT_ROOT) },
+	[QJ_OP_LOG] = { handle_log, RULE(LISTED(logs), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_RELOAD] = { handle_reload, RULE(LISTED(reload), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_SUSPEND] = { handle_suspend, RULE(LISTED(suspend), true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_EXPLAIN] = { handle_explain, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_NOTIFY] = { handle_notify, RULE(ANYONE, true, QJ_OP_JAILED_ONLY) },
+	[QJ_OP_METRICS] = { handle_metrics, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	[QJ_OP_HISTORY] = { handle_history, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+	/* Anyone may watch; "delay" (a delay hold) is access.delay and never a jailed peer. */
+	[QJ_OP_SUBSCRIBE] = { handle_subscribe, RULE_FLAGGED(ANYONE, true, QJ_OP_JAILED_AS_ANYONE,
+							     LISTED(delay), QJ_OP_JAILED_REFUSED) },
+	/* Only a delay hold has anything to be ready with: the handler says ENOENT. */
+	[QJ_OP_READY] = { handle_ready, RULE(ANYONE, true, QJ_OP_JAILED_AS_ANYONE) },
+};
+
+/* Handles a decoded request; *ret_deferred when the reply must wait.  The one check. */
 static void handle(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 		   bool *ret_deferred)
 {
-	if (!c->hello && req->op != QJ_OP_HELLO) {
-		reply_error(c, -EPROTO, "send {\"op\":\"hello\",\"version\":%d} first",
-			    QJ_PROTO_VERSION);
-		return;
-	}
-	switch (req->op) {
-	case QJ_OP_HELLO:
-		if (req->version != QJ_PROTO_VERSION) {
-			reply_error(c, -EPROTONOSUPPORT,
-				    "protocol version %d not supported (%d is)", req->version,
-				    QJ_PROTO_VERSION);
-			return;
-		}
-		c->hello = true;
-		reply(c,
-		      json_pack("{s:b,s:i,s:s,s:I}", "ok", 1, "version", QJ_PROTO_VERSION, "server",
-				"qosjaild " QJ_VERSION, "client_id", (json_int_t)c->id),
-		      -1);
-		return;
-	case QJ_OP_HOLD:
-		handle_hold(d, c, req, ret_deferred);
-		return;
-	case QJ_OP_RELEASE:
-		handle_release(d, c, req);
-		return;
-	case QJ_OP_STATUS:
-		handle_status(d, c);
-		return;
-	case QJ_OP_HOLDS:
-		handle_holds(d, c);
-		return;
-	case QJ_OP_PLACE:
-		handle_place(d, c, req);
-		return;
-	case QJ_OP_SPAWN:
-		handle_spawn(d, c, req);
-		return;
-	case QJ_OP_LOG:
-		handle_log(d, c);
-		return;
-	case QJ_OP_RELOAD:
-		handle_reload(d, c, req);
-		return;
-	case QJ_OP_SUSPEND:
-		handle_suspend(d, c);
-		return;
-	case QJ_OP_EXPLAIN:
-		handle_explain(d, c, req);
-		return;
-	case QJ_OP_NOTIFY:
-		handle_notify(d, c);
-		return;
-	case QJ_OP_METRICS:
-		handle_metrics(d, c);
-		return;
-	case QJ_OP_HISTORY:
-		handle_history(d, c);
-		return;
-	case QJ_OP_SUBSCRIBE:
-		handle_subscribe(d, c, req);
-		return;
-	case QJ_OP_READY:
-		handle_ready(d, c, req);
-		return;
-	default:
+	struct qj_op_peer peer = {
+		.uid = c->uid, .groups = c->groups, .n_groups = c->n_groups, .hello = c->hello
+	};
+	bool flagged = req->op == QJ_OP_SUBSCRIBE && req->delay;
+	const char *name = qj_op_to_string(req->op), *why, *list, *app;
+	char what[128];
+	int r;
+
+	if (req->op < 0 || req->op >= _QJ_OP_MAX) {
 		reply_error(c, -EOPNOTSUPP, "unknown op");
+		return;
 	}
+	if (qj_op_rule_needs_jail(&ops[req->op].rule, flagged))
+		peer.jailed = client_app(d, c, &app);
+	r = qj_op_rule_check(&ops[req->op].rule, d->policy, &peer, flagged, &why, &list);
+	if (r == 0 && !ops[req->op].handler)
+		r = -EPERM, why = "the daemon has no handler for this request", list = "";
+	if (r == -EPROTO) {
+		reply_error(c, r, "send {\"op\":\"hello\",\"version\":%d} first", QJ_PROTO_VERSION);
+		return;
+	}
+	if (r < 0) {
+		snprintf(what, sizeof(what), why, list);
+		log_notice("Refused %s%s to pid %d uid %d (%s): %s", name,
+			   flagged ? " with a delay hold" : "", c->pid, c->uid, c->comm, what);
+		reply_error(c, r, "uid %d may not %s%s: %s", c->uid, name,
+			    flagged ? " with a delay hold" : "", what);
+		return;
+	}
+	ops[req->op].handler(d, c, req, ret_deferred);
 }
 
 static struct client_state *client_state(struct qj_ipc_client *c)
@@ -1151,6 +1051,7 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 		c->userdata = NULL;
 	}
 	qj_events_forget(d, c);
+	qj_daemon_explain_forget(d, c);
 	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
 	if (n > 0) {
 		log_debug("Client %" PRIu64 " (pid %d) closed, %zu hold(s) released", c->id, c->pid,

@@ -19,6 +19,9 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+
+struct exec_match;
+struct qj_procread;
 #include "sampler.h"
 #include "util.h"
 
@@ -28,8 +31,12 @@
 /* How long a process acted on in a cycle is followed after the restore. */
 #define FOLLOW_AFTER_USEC (10 * USEC_PER_SEC)
 #define MAX_FOLLOW 1024
-/* Processes that consented to the notify rung through libqosjail, at most. */
-#define MAX_CONSENTS 4096
+/*
+ * Processes that consented to the notify rung through libqosjail, at most, per app: each
+ * app has its own share, so one app's processes never take another's room (the table is
+ * bounded by the policy's apps times this).
+ */
+#define MAX_CONSENTS_PER_APP 256
 /* Pids a group action's kill-log record lists (its task count is exact). */
 #define GROUP_PIDS_MAX 32
 
@@ -58,6 +65,7 @@ struct consent {
 	pid_t pid;
 	int pidfd;
 	uint64_t start_time;
+	char *app; /* the app it consented in: whose share it takes */
 };
 
 struct slack {
@@ -156,6 +164,10 @@ struct qj_engine {
 	char *state_file;
 	struct qj_cgroup *cg;
 	struct qj_procmon *pm;
+	struct qj_procread *pr; /* cmdline reads off the loop thread */
+	unsigned placed_async; /* processes jailed when a cmdline read answered */
+	struct exec_match **backlog; /* matches waiting for room in the reader's queue */
+	size_t n_backlog;
 
 	struct app_state *apps;
 	size_t n_apps;
@@ -201,6 +213,8 @@ void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now
 /* The proc connector callback: exec matching, exits of followed processes. */
 int qj_eng_on_event(const struct qj_proc_event *ev, void *ud);
 const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name);
+/* Frees the matches waiting for the reader's queue (after the reader is freed). */
+void qj_eng_backlog_free(struct qj_engine *e);
 int qj_eng_rescan(struct qj_engine *e, uint64_t now);
 
 /* restart.c */

@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "procread.h"
 #include "rfc3339.h"
 #include "sampler.h"
 #include "util.h"
@@ -183,6 +184,9 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 	r = qj_procmon_new(&e->pm);
 	if (r < 0)
 		log_debug_errno(r, "Process events unavailable, exec matching off: %m");
+	r = qj_procread_new(QJ_PROCREAD_TIMEOUT_USEC, &e->pr);
+	if (r < 0)
+		goto fail;
 	*ret = e;
 	return 0;
 fail:
@@ -225,12 +229,16 @@ struct qj_engine *qj_engine_free(struct qj_engine *e)
 {
 	if (!e)
 		return NULL;
+	e->pr = qj_procread_free(e->pr); /* pending reads answered -ECANCELED: before the rest */
+	qj_eng_backlog_free(e);
 	tasks_clear(e);
 	for (size_t i = 0; i < e->n_follows; i++)
 		follow_done(&e->follows[i]);
 	free(e->follows);
-	for (size_t i = 0; i < e->n_consents; i++)
+	for (size_t i = 0; i < e->n_consents; i++) {
 		(void)close(e->consents[i].pidfd);
+		free(e->consents[i].app);
+	}
 	free(e->consents);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		free(e->apps[i].name);
@@ -279,6 +287,7 @@ static void consents_prune(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_consents;) {
 		if (qj_pidfd_exited(e->consents[i].pidfd)) {
 			(void)close(e->consents[i].pidfd);
+			free(e->consents[i].app);
 			e->consents[i] = e->consents[--e->n_consents];
 		} else {
 			i++;
@@ -297,13 +306,15 @@ static bool consented(struct qj_engine *e, pid_t pid, uint64_t start_time)
 
 int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 {
+	_cleanup_free_ char *app = NULL;
 	struct qj_proc_stat st;
 	struct consent *v;
+	size_t share = 0;
 	int r, fd;
 
 	if (pid <= 0 || pidfd < 0)
 		return -EINVAL;
-	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
+	r = qj_cgroup_app_of_pid(e->cg, pid, &app);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	if (r == 0)
@@ -315,7 +326,9 @@ int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 	consents_prune(e);
 	if (consented(e, pid, st.start_time))
 		return 0;
-	if (e->n_consents >= MAX_CONSENTS)
+	for (size_t i = 0; i < e->n_consents; i++)
+		share += strcmp(e->consents[i].app, app) == 0;
+	if (share >= MAX_CONSENTS_PER_APP)
 		return -ENOSPC;
 	fd = fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
@@ -326,8 +339,9 @@ int qj_engine_notify_consent(struct qj_engine *e, pid_t pid, int pidfd)
 		return -ENOMEM;
 	}
 	e->consents = v;
-	v[e->n_consents++] =
-		(struct consent){ .pid = pid, .pidfd = fd, .start_time = st.start_time };
+	v[e->n_consents++] = (struct consent){
+		.pid = pid, .pidfd = fd, .start_time = st.start_time, .app = TAKE_PTR(app)
+	};
 	/* A task of the running cycle hears it at its next rung. */
 	for (size_t i = 0; i < e->n_tasks; i++)
 		if (e->tasks[i].pid == pid && e->tasks[i].start_time == st.start_time)
@@ -1833,9 +1847,10 @@ int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)
 	return 0;
 }
 
-int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *ret)
+int qj_engine_explain(struct qj_engine *e, pid_t pid, const char *cmdline,
+		      struct qj_engine_explain *ret)
 {
-	_cleanup_free_ char *exe = NULL, *cmdline = NULL, *in_app = NULL;
+	_cleanup_free_ char *exe = NULL, *in_app = NULL;
 	struct qj_engine_explain x = { .rung = -1, .first_rung = -1 };
 	const struct qj_app *a = NULL;
 	struct qj_proc_status ps;
@@ -1860,10 +1875,14 @@ int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *
 		snprintf(x.app, sizeof(x.app), "%s", in_app);
 		a = qj_policy_find_app(e->p, in_app);
 	} else {
-		/* Kernel threads have no exe: they match no rule. */
+		bool needs;
+
+		/* Kernel threads have no exe: they match no rule.  The cmdline: only when given. */
 		(void)qj_proc_exe(pid, &exe);
-		(void)qj_proc_cmdline(pid, &cmdline);
-		a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+		a = qj_policy_match_without_cmdline(e->p, exe, ps.uid, &needs);
+		if (needs && cmdline)
+			a = qj_policy_match(e->p, exe, cmdline, ps.uid);
+		x.cmdline_unknown = needs && !cmdline;
 		if (a)
 			snprintf(x.app, sizeof(x.app), "%s", a->name);
 	}

@@ -111,9 +111,39 @@ struct qj_engine_explain {
 	bool consents; /* asked for the notification through libqosjail */
 	int first_rung; /* where a busy task of its app starts on the ladder, -1 none */
 	char holding[96]; /* its app holds the quiesce up: why and what comes next; "" */
+	/*
+	 * Not jailed, and its cmdline decides whether (or where) its next exec is jailed,
+	 * but none was given: @app is where it goes when the cmdline cannot be read.
+	 */
+	bool cmdline_unknown;
 };
 
-/* Fills @ret for @pid.  -ESRCH when there is no such process. */
-int qj_engine_explain(struct qj_engine *e, pid_t pid, struct qj_engine_explain *ret);
+/*
+ * Fills @ret for @pid from reads that take none of its locks; @cmdline (NULL: not read)
+ * is what qj_engine_read_cmdline() answered.  -ESRCH when there is no such process.
+ */
+int qj_engine_explain(struct qj_engine *e, pid_t pid, const char *cmdline,
+		      struct qj_engine_explain *ret);
+
+/*
+ * The off-thread /proc reader (jail/procread.h): its fd for the daemon's loop, and the
+ * call when it is readable.  Returns how many processes exec matching jailed from the
+ * answers (membership changed), or negative errno.
+ */
+int qj_engine_procread_fd(const struct qj_engine *e);
+int qj_engine_on_procread(struct qj_engine *e);
+/*
+ * Reads @pid's cmdline (a process of @uid) off the loop thread for a caller; @done is
+ * called once from qj_engine_on_procread() (see qj_procread_submit() for its errors).
+ * Refused (-EBUSY) while a read of that uid's processes is stuck.
+ */
+int qj_engine_read_cmdline(struct qj_engine *e, pid_t pid, uid_t uid,
+			   void (*done)(int r, const char *cmdline, void *userdata), void *userdata,
+			   uint64_t *ret_id);
+void qj_engine_cancel_read(struct qj_engine *e, uint64_t id);
+/* cmdline reads abandoned stuck (their readers wait for the process's lock). */
+unsigned qj_engine_stuck_reads(const struct qj_engine *e);
+/* cmdline reads under way now, stuck or not: threads that cannot be stopped or joined. */
+unsigned qj_engine_reads_running(const struct qj_engine *e);
 
 #endif

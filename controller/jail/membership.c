@@ -28,6 +28,7 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "procread.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -94,18 +95,12 @@ int qj_engine_app_of_pid(struct qj_engine *e, pid_t pid, const char **ret_app)
 	return 1;
 }
 
-/* Classifies a process that exec'd; places it when a jailed app matches. */
-static int classify(struct qj_engine *e, pid_t pid)
+/* Places @pid in @a when it is a jailed app and @pid is not jailed yet; 1 when placed. */
+static int place_matched(struct qj_engine *e, const struct qj_app *a, pid_t pid, const char *exe,
+			 const char *why)
 {
-	_cleanup_free_ char *exe = NULL, *cmdline = NULL;
-	const struct qj_app *a;
-	struct qj_proc_status ps;
 	int r;
 
-	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_cmdline(pid, &cmdline) < 0 ||
-	    qj_proc_status_read(pid, &ps) < 0)
-		return 0; /* gone already */
-	a = qj_policy_match(e->p, exe, cmdline, ps.uid);
 	if (!a || a->trust != QJ_TRUST_JAILED)
 		return 0;
 	r = qj_cgroup_app_of_pid(e->cg, pid, NULL);
@@ -116,8 +111,193 @@ static int classify(struct qj_engine *e, pid_t pid)
 		return 0;
 	if (r < 0)
 		return log_debug_errno(r, "Failed to jail %d (%s) in %s: %m", pid, exe, a->name);
-	log_debug("Jailed %d (%s) in app %s: its match rules", pid, exe, a->name);
+	log_debug("Jailed %d (%s) in app %s: %s", pid, exe, a->name, why);
 	return 1;
+}
+
+/*
+ * Matches waiting for a free place in the reader's queue (an event overrun's resync can
+ * find more candidates than it holds).  They hold no fd; past this many, a candidate is
+ * jailed without its cmdline (fail closed).
+ */
+#define MAX_BACKLOG 65536
+
+/* A process whose match waits for its cmdline (read off the loop thread). */
+struct exec_match {
+	struct qj_engine *e;
+	pid_t pid;
+	uint64_t start_time; /* with the pid, the process (stat field 22) */
+	int pidfd; /* the process that exec'd: a reused pid is never placed; -1 in the backlog */
+	uid_t uid;
+	char *exe;
+};
+
+static void exec_match_free(struct exec_match *m)
+{
+	if (m->pidfd >= 0)
+		close(m->pidfd);
+	free(m->exe);
+	free(m);
+}
+
+/*
+ * Its cmdline could not be read (stuck past the timeout, or too many reads stuck): it
+ * goes to the first jailed app it may match, rather than run outside the jail because it
+ * keeps its own lock contended.  Decided with the policy running now.
+ */
+static void place_unread(struct qj_engine *e, struct exec_match *m, int r)
+{
+	const struct qj_app *a;
+	bool needs;
+
+	a = qj_policy_match_without_cmdline(e->p, m->exe, m->uid, &needs);
+	if (!needs)
+		a = qj_policy_match(e->p, m->exe, NULL, m->uid);
+	if (!a || a->trust != QJ_TRUST_JAILED)
+		return;
+	log_notice("Cannot read the cmdline of %d (%s): %s; jailing it in app %s, which it may "
+		   "match (fail closed)",
+		   m->pid, m->exe, r == -ETIMEDOUT ? "the read is stuck" : strerror(-r), a->name);
+	if (place_matched(e, a, m->pid, m->exe, "its cmdline could not be read") > 0)
+		e->placed_async++;
+}
+
+static void on_cmdline(int r, const char *cmdline, void *userdata)
+{
+	struct exec_match *m = userdata;
+	struct qj_engine *e = m->e;
+
+	if (r != -ECANCELED && r != -ESRCH && !qj_pidfd_exited(m->pidfd)) {
+		if (r < 0)
+			place_unread(e, m, r);
+		else if (place_matched(e, qj_policy_match(e->p, m->exe, cmdline, m->uid), m->pid,
+				       m->exe, "its match rules") > 0)
+			e->placed_async++;
+	}
+	exec_match_free(m);
+}
+
+/*
+ * Queues the read of @m's cmdline; decides in on_cmdline().  Takes @m.  A process gone
+ * (or its pid reused) is dropped; a full queue keeps @m in the backlog; any other
+ * failure jails it without its cmdline (fail closed).
+ */
+static int submit_match(struct qj_engine *e, struct exec_match *m)
+{
+	struct qj_proc_stat st;
+	int r;
+
+	m->pidfd = pidfd_open(m->pid, 0);
+	/* Checked after the pidfd is open: it pins the process the check sees. */
+	if (m->pidfd < 0 && errno != ESRCH) {
+		place_unread(e, m, negative_errno()); /* EMFILE: not a pass to run unjailed */
+		exec_match_free(m);
+		return 0;
+	}
+	if (m->pidfd < 0 || qj_proc_stat_read(m->pid, &st) < 0 || st.start_time != m->start_time) {
+		exec_match_free(m); /* gone, or the pid names another process now */
+		return 0;
+	}
+	r = qj_procread_submit(e->pr, m->pid, m->uid, 0, on_cmdline, m, NULL);
+	if (r == 0)
+		return 0;
+	if (r == -ENOSPC && e->n_backlog < MAX_BACKLOG) {
+		struct exec_match **nb = realloc(e->backlog, (e->n_backlog + 1) * sizeof(*nb));
+
+		if (nb) {
+			close(m->pidfd);
+			m->pidfd = -1;
+			e->backlog = nb;
+			e->backlog[e->n_backlog++] = m;
+			return 0;
+		}
+	}
+	if (r != -ESRCH)
+		place_unread(e, m, r);
+	exec_match_free(m);
+	return 0;
+}
+
+/* Moves backlogged matches into the reader's queue while it has room, oldest first. */
+static void drain_backlog(struct qj_engine *e)
+{
+	size_t k = 0;
+
+	if (e->n_backlog == 0)
+		return;
+	while (k < e->n_backlog) {
+		size_t before = e->n_backlog;
+
+		(void)submit_match(e, e->backlog[k]);
+		if (e->n_backlog > before) { /* full again: it went back to the end */
+			e->n_backlog--;
+			break;
+		}
+		k++;
+	}
+	memmove(e->backlog, e->backlog + k, (e->n_backlog - k) * sizeof(*e->backlog));
+	e->n_backlog -= k;
+}
+
+/* Reads @pid's cmdline off the loop thread (now, or once the queue has room). */
+static int classify_later(struct qj_engine *e, pid_t pid, uint64_t start_time, const char *exe,
+			  uid_t uid)
+{
+	struct exec_match *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	*m = (struct exec_match){ .e = e,
+				  .pid = pid,
+				  .start_time = start_time,
+				  .pidfd = -1,
+				  .uid = uid,
+				  .exe = strdup(exe) };
+	if (!m->exe) {
+		exec_match_free(m);
+		return -ENOMEM;
+	}
+	if (e->n_backlog > 0) { /* behind those already waiting */
+		struct exec_match **nb;
+
+		if (e->n_backlog >= MAX_BACKLOG) {
+			place_unread(e, m, -ENOSPC);
+			exec_match_free(m);
+			return 0;
+		}
+		nb = realloc(e->backlog, (e->n_backlog + 1) * sizeof(*nb));
+		if (!nb) {
+			exec_match_free(m);
+			return -ENOMEM;
+		}
+		e->backlog = nb;
+		e->backlog[e->n_backlog++] = m;
+		return 0;
+	}
+	return submit_match(e, m);
+}
+
+/*
+ * Classifies a process that exec'd; places it when a jailed app matches.  Its exe, uid
+ * and state are read here (none takes the process's locks); its cmdline only when it
+ * decides, and then off the loop thread.
+ */
+static int classify(struct qj_engine *e, pid_t pid)
+{
+	_cleanup_free_ char *exe = NULL;
+	const struct qj_app *a;
+	struct qj_proc_status ps;
+	struct qj_proc_stat st;
+	bool needs;
+
+	if (qj_proc_exe(pid, &exe) < 0 || qj_proc_status_read(pid, &ps) < 0)
+		return 0; /* gone already */
+	a = qj_policy_match_without_cmdline(e->p, exe, ps.uid, &needs);
+	if (needs)
+		return qj_proc_stat_read(pid, &st) < 0 ?
+			       0 :
+			       classify_later(e, pid, st.start_time, exe, ps.uid);
+	return place_matched(e, a, pid, exe, "its match rules");
 }
 
 int qj_eng_on_event(const struct qj_proc_event *ev, void *ud)
@@ -308,4 +488,51 @@ int qj_eng_rescan(struct qj_engine *e, uint64_t now)
 		qj_eng_mark_gone(e, t);
 	}
 	return r < 0 ? r : untracked;
+}
+
+int qj_engine_procread_fd(const struct qj_engine *e)
+{
+	return qj_procread_fd(e->pr);
+}
+
+int qj_engine_on_procread(struct qj_engine *e)
+{
+	unsigned placed = e->placed_async;
+	int r = qj_procread_dispatch(e->pr);
+
+	drain_backlog(e); /* answers made room in the queue */
+
+	return r < 0 ? r : (int)(e->placed_async - placed);
+}
+
+int qj_engine_read_cmdline(struct qj_engine *e, pid_t pid, uid_t uid,
+			   void (*done)(int r, const char *cmdline, void *userdata), void *userdata,
+			   uint64_t *ret_id)
+{
+	/* A caller's question spares the readers exec matching needs. */
+	return qj_procread_submit(e->pr, pid, uid, QJ_PROCREAD_SPARE, done, userdata, ret_id);
+}
+
+void qj_engine_cancel_read(struct qj_engine *e, uint64_t id)
+{
+	qj_procread_cancel(e->pr, id);
+}
+
+unsigned qj_engine_stuck_reads(const struct qj_engine *e)
+{
+	return (unsigned)qj_procread_n_stuck(e->pr);
+}
+
+unsigned qj_engine_reads_running(const struct qj_engine *e)
+{
+	return (unsigned)qj_procread_n_reading(e->pr);
+}
+
+void qj_eng_backlog_free(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_backlog; i++)
+		exec_match_free(e->backlog[i]);
+	free(e->backlog);
+	e->backlog = NULL;
+	e->n_backlog = 0;
 }

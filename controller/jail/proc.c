@@ -147,30 +147,6 @@ int qj_proc_exe(pid_t pid, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-int qj_proc_cmdline(pid_t pid, char **ret)
-{
-	char path[64];
-	_cleanup_close_ int fd = -EBADF;
-	char buf[4096];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : negative_errno();
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return negative_errno();
-	while (n > 0 && buf[n - 1] == 0)
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == 0)
-			buf[i] = ' ';
-	buf[n] = 0;
-	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
-}
-
 int qj_proc_timerslack_get(pid_t tid, uint64_t *ret)
 {
 	_cleanup_free_ char *s = NULL;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* /proc/PID readers: stat, status, schedstat, exe, cmdline, timerslack_ns. */
+/* /proc/PID readers that take none of the target's locks: stat, status, schedstat, exe, timerslack_ns. */
 #ifndef QJ_PROC_H
 #define QJ_PROC_H
 
@@ -42,8 +42,10 @@ int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *re
 			    uint64_t *ret_slices);
 /* readlink /proc/PID/exe (allocated); "" for kernel threads. */
 int qj_proc_exe(pid_t pid, char **ret);
-/* /proc/PID/cmdline with NULs as spaces (allocated). */
-int qj_proc_cmdline(pid_t pid, char **ret);
+/*
+ * No /proc/PID/cmdline reader here: that read waits on the process's mmap_lock, which the
+ * process can keep contended.  jail/procread.h reads it off the loop thread.
+ */
 /* /proc/PID/task/TID/timerslack_ns. */
 int qj_proc_timerslack_get(pid_t tid, uint64_t *ret);
 int qj_proc_timerslack_set(pid_t tid, uint64_t ns);

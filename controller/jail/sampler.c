@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sampler.h"
@@ -133,6 +134,12 @@ int qj_sample_check(const char *proc_dir)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/schedstat", proc_dir) >= sizeof(path))
 		return -ENAMETOOLONG;
+	/*
+	 * The run time of a task that has not blocked since it started reads 0: the kernel
+	 * adds it up when the task blocks or at a tick.  Block once (a daemon checks itself
+	 * first thing after exec, and refused to start at random).
+	 */
+	(void)nanosleep(&(struct timespec){ .tv_nsec = 1000 }, NULL);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -EOPNOTSUPP : negative_errno();

@@ -86,6 +86,7 @@ int qj_policy_new_default(struct qj_policy **ret)
 	p->dry_run_length_usec = 2 * USEC_PER_SEC;
 	p->max_delay_usec = 5 * USEC_PER_SEC; /* logind's InhibitDelayMaxSec default */
 	p->logind_bridge = true;
+	p->logind_absent_max_usec = 60 * USEC_PER_SEC;
 	p->cpu_idle = true;
 	p->timer_slack_nsec = 50 * USEC_PER_MSEC * NSEC_PER_USEC;
 	p->busy_threshold = 0.05;

@@ -134,6 +134,7 @@ struct qj_policy {
 	/* logind: */
 	bool logind_bridge; /* follow logind's sleep inhibitors on the system bus */
 	struct qj_principals logind_inhibitors; /* whose block inhibitors count as holds */
+	uint64_t logind_absent_max_usec; /* logind away: its inhibitors held at most this long */
 
 	/* limits: (root is exempt from each) */
 	unsigned max_clients; /* connections at once, over all uids */
@@ -196,6 +197,17 @@ int qj_policy_dump_json(const struct qj_policy *p, FILE *f);
  */
 const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 				     const char *cmdline, uid_t uid);
+/*
+ * The match of a process whose cmdline is not known (yet): reading a cmdline can wait on
+ * the process's own locks, so it is read only when it decides.  Sets *@ret_needs_cmdline
+ * when the cmdline chooses between apps of which at least one is jailed; then returns
+ * the first jailed app among those it may match (where a process whose cmdline cannot be
+ * read goes: fail closed).  Otherwise the cmdline cannot make the process jailed or
+ * move it to another jailed app: returns the app it matches when no cmdline rule
+ * accepts it (NULL when none).
+ */
+const struct qj_app *qj_policy_match_without_cmdline(const struct qj_policy *p, const char *exe,
+						     uid_t uid, bool *ret_needs_cmdline);
 const struct qj_app *qj_policy_find_app(const struct qj_policy *p, const char *name);
 /*
  * The longest a quiesce may take before it ends in a logged failure: every

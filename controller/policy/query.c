@@ -29,6 +29,33 @@ const struct qj_app *qj_policy_match(const struct qj_policy *p, const char *exe,
 	return NULL;
 }
 
+const struct qj_app *qj_policy_match_without_cmdline(const struct qj_policy *p, const char *exe,
+						     uid_t uid, bool *ret_needs_cmdline)
+{
+	const struct qj_app *jailed = NULL, *certain = NULL;
+	bool depends = false;
+
+	for (size_t i = 0; i < p->n_apps && !certain; i++) {
+		const struct qj_app *a = &p->apps[i];
+
+		if (!a->match_exe && !a->match_cmdline && !a->has_match_uid)
+			continue;
+		if (a->match_exe && (!exe || fnmatch(a->match_exe, exe, 0) != 0))
+			continue;
+		if (a->has_match_uid && a->match_uid != uid)
+			continue;
+		if (!a->match_cmdline)
+			certain = a; /* matches whatever the cmdline: later apps cannot */
+		else
+			depends = true;
+		if (!jailed && a->trust == QJ_TRUST_JAILED)
+			jailed = a;
+	}
+	/* Every possible answer (the candidates, then @certain or no app) trusted: no read. */
+	*ret_needs_cmdline = depends && jailed;
+	return *ret_needs_cmdline ? jailed : certain;
+}
+
 uint64_t qj_policy_quiesce_bound_usec(const struct qj_policy *p)
 {
 	uint64_t ladder = 0;

@@ -1001,6 +1001,12 @@ static void walk_logind(struct ctx *c, struct node *n, void *obj, const struct f
 		  .type = F_CUSTOM,
 		  .offset = offsetof(struct qj_policy, logind_inhibitors),
 		  .walk = walk_principals },
+		/* logind away from the bus: how long its inhibitors still hold (fail-closed). */
+		{ .key = "absent_max",
+		  .type = F_DURATION,
+		  .offset = offsetof(struct qj_policy, logind_absent_max_usec),
+		  .min = 0,
+		  .max = USEC_PER_HOUR },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);

@@ -12,7 +12,7 @@
 
 export PATH=/bin:/sbin
 JAIL=/sys/fs/cgroup/qosjail
-STATS=/sys/kernel/debug/qos_eventually
+STATS=/sys/kernel/debug/wakeup_sources
 SUCCESS=/sys/power/suspend_stats/success
 LOG=/var/log/qosjail/kill.log
 failures=0
@@ -45,10 +45,23 @@ state_not() { _s=$(sfield state); [ -n "$_s" ] && [ "$_s" != "$1" ]; }
 success() { cat $SUCCESS; }
 success_above() { [ "$(success)" -gt "$1" ]; }
 field_at_least() { status && [ "$(field "$1")" -ge "$2" ]; }
-# Column 2 (value) and 9 (prevent_suspend_time) of a QOS_EVENTUALLY request.
+# A QOS_EVENTUALLY request is a wakeup source: column 6 of its row in
+# wakeup_sources is active_since (ms, 0 when inactive).
 kernel_row() { awk -v n="$1" '$1 == n { print $'"$2"' }' $STATS; }
-kernel_holds() { [ "$(kernel_row "$1" 2)" -gt 0 ] 2>/dev/null; }
-kernel_waits_on() { [ "$(kernel_row "$1" 9)" -gt 0 ] 2>/dev/null; }
+kernel_holds() { [ "$(kernel_row "$1" 6)" -gt 0 ] 2>/dev/null; }
+# A thread of qosjaild is blocked in write(2) (syscall 1) on /sys/power/state:
+# the kernel's own record of the syscall, fd and all.
+qos_write_blocked() {
+	_d=$(pidof qosjaild) || return 1
+	for _t in /proc/$_d/task/*; do
+		set -- $(cat $_t/syscall 2>/dev/null)
+		[ "${1:-}" = 1 ] || continue
+		[ "$(readlink /proc/$_d/fd/$(($2)))" = /sys/power/state ] && return 0
+	done
+	return 1
+}
+# The daemon's "qos" write waits while request NAME is active.
+kernel_waits_on() { kernel_holds "$1" && qos_write_blocked; }
 proc_state() { sed 's/.*) \(.\).*/\1/' /proc/"$1"/stat 2>/dev/null; }
 utime() { sed 's/.*) //' /proc/"$1"/stat | cut -d' ' -f12; }
 utime_above() { [ "$(utime "$1")" -gt "$2" ]; }
@@ -164,13 +177,13 @@ s2() {
 		elif ! echo "$shown" | grep -q 'suspending'; then
 			why="status shows \"$shown\""
 		else
-			prevent=$(kernel_row qj-driver 9)
+			since=$(kernel_row qj-driver 6)
 			drv_off
 			if wait_for 120 "the suspend" success_above "$s0" &&
 				wait_for 60 "the cycle's result" field_at_least suspends $((n0 + 1)); then
 				hold_on setup
 				result PASS 2 "qos waited on qj-driver (status: \"$shown\"," \
-					"kernel prevent_suspend_time $prevent); released: suspended"
+					"write(2) on /sys/power/state blocked, qj-driver active ${since} ms); released: suspended"
 				return
 			fi
 		fi

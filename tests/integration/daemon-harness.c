@@ -27,6 +27,7 @@
 bool harness_debug = true;
 bool harness_no_pidfd = false;
 const char *harness_notify_socket;
+const char *harness_metrics_file;
 
 /*
  * Makes pidfd_open() fail with ENOSYS in the daemon about to be exec'd, as on
@@ -153,6 +154,10 @@ static void exec_daemon(const char *exe, const struct harness *h, const char *st
 	argv[n++] = h->socket;
 	argv[n++] = "--state-dir";
 	argv[n++] = state;
+	if (harness_metrics_file) {
+		argv[n++] = "--metrics-file";
+		argv[n++] = harness_metrics_file;
+	}
 	argv[n] = NULL;
 	execvp(argv[0], (char *const *)argv);
 }

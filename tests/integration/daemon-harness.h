@@ -37,6 +37,8 @@ extern bool harness_no_pidfd;
  * returns without waiting for the socket: the test waits for READY=1 itself.
  */
 extern const char *harness_notify_socket;
+/* When set, the next daemon started gets --metrics-file with it. */
+extern const char *harness_metrics_file;
 
 /* Creates the directory and policy, starts the daemon, waits until it answers. */
 int harness_start(struct harness *h, const char *policy_text);

@@ -117,6 +117,23 @@ static void test_failed_list_fails_closed(void **state)
 	assert_string_equal(logind_status_state(h, buf, sizeof(buf)), "awake");
 	assert_true(harness_log_has(
 		h, "ListInhibitors failed (org.freedesktop.DBus.Error.AccessDenied)"));
+	/* Each retry line says the delay it then waits: 1 s, then 2 s (it said 1 s twice). */
+	assert_true(harness_log_has(h, "retrying in 2 s"));
+	{
+		char line[1024], seen[8] = "";
+		FILE *f = fopen(h->log, "re");
+		size_t n = 0;
+
+		assert_non_null(f);
+		while (n < 2 && fgets(line, sizeof(line), f)) {
+			char *p = strstr(line, "retrying in ");
+
+			if (p)
+				seen[n++] = p[strlen("retrying in ")];
+		}
+		fclose(f);
+		assert_string_equal(seen, "12");
+	}
 	before = harness_wait_int(h, "suspends", 0, 0);
 	assert_int_equal(logind_mock_set_list_error(""), 0);
 	assert_true(logind_wait_hold(h, "logind", false, 0, 0));

@@ -38,10 +38,14 @@ struct notify_test {
 	int fd;
 };
 
+/* Set in the daemon's environment as systemd's WatchdogSec= does (microseconds); NULL: none. */
+static const char *watchdog_usec;
+
 static int setup(void **state)
 {
 	struct notify_test *t = calloc(1, sizeof(*t));
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int r;
 
 	if (!t)
 		return -1;
@@ -60,11 +64,13 @@ static int setup(void **state)
 	if (t->fd < 0 || bind(t->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -1;
 	harness_notify_socket = t->path;
-	if (harness_start(&t->h, policy_notify) < 0) {
-		harness_notify_socket = NULL;
-		return -1;
-	}
+	if (watchdog_usec)
+		(void)setenv("WATCHDOG_USEC", watchdog_usec, 1);
+	r = harness_start(&t->h, policy_notify);
+	(void)unsetenv("WATCHDOG_USEC");
 	harness_notify_socket = NULL;
+	if (r < 0)
+		return -1;
 	*state = t;
 	return 0;
 }
@@ -109,6 +115,9 @@ static void expect_message(struct notify_test *t, const char *want)
 		next_message(t, buf, sizeof(buf));
 		assert_null(strstr(buf, "READY=1"));
 		assert_null(strstr(buf, "STOPPING=1"));
+		/* Without WATCHDOG_USEC no ping: an idle daemon wakes for nothing. */
+		if (!watchdog_usec)
+			assert_null(strstr(buf, "WATCHDOG=1"));
 		if (strcmp(buf, want) == 0)
 			return;
 	}
@@ -156,10 +165,48 @@ static void test_ready_status_stopping(void **state)
 	assert_int_equal(harness_stop(&t->h), 0);
 }
 
+static int setup_watchdog(void **state)
+{
+	int r;
+
+	watchdog_usec = "300000";
+	r = setup(state);
+	return r;
+}
+
+static int teardown_watchdog(void **state)
+{
+	watchdog_usec = NULL;
+	return teardown(state);
+}
+
+/*
+ * WatchdogSec= (issue 25 finding 1): with WATCHDOG_USEC the loop pings WATCHDOG=1 while
+ * it runs, so systemd restarts a daemon whose loop stalls (the restart undoes the jail).
+ */
+static void test_watchdog_pings(void **state)
+{
+	struct notify_test *t = *state;
+	char buf[512];
+	int pings = 0;
+
+	REQUIRE_HARNESS(t);
+	next_message(t, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "READY=1"));
+	while (pings < 3) {
+		next_message(t, buf, sizeof(buf));
+		pings += strcmp(buf, "WATCHDOG=1") == 0;
+	}
+	assert_int_equal(kill(t->h.pid, SIGTERM), 0);
+	assert_int_equal(harness_stop(&t->h), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ready_status_stopping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watchdog_pings, setup_watchdog,
+						teardown_watchdog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

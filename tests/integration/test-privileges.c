@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "proto.h"
 #include "qosjail.h"
 #include "util.h"
 
@@ -45,6 +47,7 @@ static const char policy[] = "version: 1\n"
 			     "  suspend: { uids: [0, 65534] }\n"
 			     "  reload: { uids: [0] }\n"
 			     "  logs: { uids: [0] }\n"
+			     "  delay: { uids: [0, 65534] }\n"
 			     "  hold: \"*\"\n";
 
 enum peer { ROOT, OWN_USER, OTHER_USER, JAILED, ORPHANED, _PEER_MAX };
@@ -63,14 +66,35 @@ enum op {
 	NOTIFY,
 	METRICS,
 	HISTORY,
+	SUBSCRIBE,
+	SUBSCRIBE_DELAY,
+	READY,
 	_OP_MAX
 };
 
 static const char *const peer_names[_PEER_MAX] = { "root", "own user", "other user", "jailed",
 						   "connecting parent exited" };
-static const char *const op_names[_OP_MAX] = { "hello",	  "hold",   "release", "status", "holds",
-					       "place",	  "spawn",  "log",     "reload", "suspend",
-					       "explain", "notify", "metrics", "history" };
+/* Each row's op as the protocol spells it (common/proto.c), and its variant. */
+static const char *const op_names[_OP_MAX] = {
+	[HELLO] = "hello",
+	[HOLD] = "hold",
+	[RELEASE] = "release",
+	[STATUS] = "status",
+	[HOLDS] = "holds",
+	[PLACE] = "place",
+	[SPAWN] = "spawn",
+	[LOG] = "log",
+	[RELOAD] = "reload",
+	[SUSPEND] = "suspend",
+	[EXPLAIN] = "explain",
+	[NOTIFY] = "notify",
+	[METRICS] = "metrics",
+	[HISTORY] = "history",
+	[SUBSCRIBE] = "subscribe",
+	[READY] = "ready",
+	[SUBSCRIBE_DELAY] = "subscribe",
+};
+static const char *const variant_names[_OP_MAX] = { [SUBSCRIBE_DELAY] = " (delay)" };
 
 /*
  * THE TABLE: 0 or the negative errno each peer gets for each request.  spawn of a user
@@ -95,6 +119,12 @@ static const int expected[_OP_MAX][_PEER_MAX] = {
 	/* Aggregates and hold names, as status and holds show them: to everyone. */
 	[METRICS] = { 0, 0, 0, 0, 0 },
 	[HISTORY] = { 0, 0, 0, 0, 0 },
+	/* Anyone may watch the cycle, a jailed app too. */
+	[SUBSCRIBE] = { 0, 0, 0, 0, 0 },
+	/* A delay hold postpones every suspend: access.delay, never a jailed (or unknown) peer. */
+	[SUBSCRIBE_DELAY] = { 0, 0, -EPERM, -EPERM, -EPERM },
+	/* On the delay connection: no cycle waits (ESTALE); without a delay hold, ENOENT. */
+	[READY] = { -ESTALE, -ESTALE, -ENOENT, -ENOENT, -ENOENT },
 };
 
 struct agent {
@@ -105,7 +135,8 @@ struct agent {
 	int out; /* write: the child's pid (ORPHANED), then the results */
 };
 
-static int run_ops(struct qj_conn *c, const struct agent *a, int results[_OP_MAX])
+static int run_ops(struct qj_conn *c, struct qj_conn *c2, const struct agent *a,
+		   int results[_OP_MAX])
 {
 	char *argv[] = { "/bin/true", NULL }, *text = NULL;
 	pid_t pid;
@@ -138,6 +169,9 @@ static int run_ops(struct qj_conn *c, const struct agent *a, int results[_OP_MAX
 	text = NULL;
 	results[HISTORY] = qj_hold_history(c, &text);
 	free(text);
+	results[SUBSCRIBE] = qj_subscribe(c, 0);
+	results[SUBSCRIBE_DELAY] = qj_subscribe(c2, QJ_SUBSCRIBE_DELAY);
+	results[READY] = qj_ready(c2, 1);
 	return 0;
 }
 
@@ -145,7 +179,7 @@ static void agent_main(const struct agent *a)
 {
 	uid_t uid = a->peer == ROOT ? 0 : a->peer == OTHER_USER ? OTHER : OWN;
 	int results[_OP_MAX] = {};
-	struct qj_conn *c = NULL;
+	struct qj_conn *c = NULL, *c2 = NULL;
 	pid_t parent;
 	char b;
 
@@ -155,6 +189,8 @@ static void agent_main(const struct agent *a)
 	if (read(a->go, &b, 1) != 1)
 		_exit(98);
 	results[HELLO] = qj_open(a->socket, &c);
+	if (results[HELLO] == 0)
+		results[HELLO] = qj_open(a->socket, &c2); /* for the delay hold */
 	if (a->peer == ORPHANED) {
 		/* The connecting process goes; its child (same jail group) keeps the socket. */
 		parent = getpid();
@@ -167,7 +203,7 @@ static void agent_main(const struct agent *a)
 			usleep(1000);
 	}
 	if (results[HELLO] == 0)
-		run_ops(c, a, results);
+		run_ops(c, c2, a, results);
 	(void)!write(a->out, results, sizeof(results));
 	_exit(0);
 }
@@ -244,8 +280,8 @@ static void test_privilege_table(void **state)
 		for (int p = 0; p < _PEER_MAX; p++)
 			if (got[p][o] != expected[o][p]) {
 				print_error(
-					"%-8s by %-25s: got %s (%d), want %s (%d)\n", op_names[o],
-					peer_names[p],
+					"%s%-8s by %-25s: got %s (%d), want %s (%d)\n", op_names[o],
+					variant_names[o] ? variant_names[o] : "", peer_names[p],
 					got[p][o] ? strerrorname_np(-got[p][o]) : "ok", got[p][o],
 					expected[o][p] ? strerrorname_np(-expected[o][p]) : "ok",
 					expected[o][p]);
@@ -257,9 +293,40 @@ static void test_privilege_table(void **state)
 			 _OP_MAX * _PEER_MAX);
 }
 
+/*
+ * The table covers the protocol: every op common/proto.c knows has a row here (by name),
+ * and every row names an op it knows.  A new op without a row fails here, before anyone
+ * has to remember to add one.
+ */
+static void test_table_covers_protocol(void **state)
+{
+	int missing = 0;
+
+	(void)state;
+	for (int i = 0; i < _QJ_OP_MAX; i++) {
+		bool found = false;
+
+		for (int o = 0; o < _OP_MAX; o++)
+			found |= op_names[o] && strcmp(op_names[o], qj_op_to_string(i)) == 0;
+		if (!found) {
+			print_error("op \"%s\" of the protocol has no row in the privilege table\n",
+				    qj_op_to_string(i));
+			missing++;
+		}
+	}
+	for (int o = 0; o < _OP_MAX; o++)
+		if (!op_names[o] || qj_op_from_string(op_names[o]) < 0) {
+			print_error("row %d names no op of the protocol\n", o);
+			missing++;
+		}
+	if (missing)
+		fail_msg("%d op(s) without a row, or rows without an op", missing);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_covers_protocol),
 		cmocka_unit_test_setup_teardown(test_privilege_table, setup, harness_teardown),
 	};
 

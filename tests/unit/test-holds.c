@@ -209,6 +209,51 @@ static void test_holds_stats_recycle_lru(void **state)
 	assert_int_equal(qj_holds_stats_find(t, "fresh", 100000, &s), 0);
 }
 
+/*
+ * One uid's distinct names fill the table as far as it goes for users; root's next name
+ * still fits (issue 24: 4,096 names of uid 65534 made root's hold ENOSPC).
+ */
+static void test_holds_names_room_for_root(void **state)
+{
+	struct qj_holds *t = *state;
+	const struct qj_hold_owner root = { .pid = 1, .uid = 0, .comm = "root" };
+	unsigned n = 0;
+	char name[32];
+	int r;
+
+	for (;; n++) {
+		snprintf(name, sizeof(name), "flood%u", n);
+		r = qj_holds_acquire(t, 1000 + n, name, "r", &owner, 0, n);
+		if (r < 0)
+			break;
+	}
+	assert_int_equal(r, -ENOSPC);
+	assert_int_equal(n, QJ_HOLDS_MAX_NAMES - QJ_HOLDS_ROOT_NAMES);
+	/* A name already active is no new name: users share it still. */
+	assert_int_equal(qj_holds_acquire(t, 1, "flood0", "r", &owner, 0, n), 0);
+	for (unsigned i = 0; i < QJ_HOLDS_ROOT_NAMES; i++) {
+		snprintf(name, sizeof(name), "root%u", i);
+		assert_int_equal(qj_holds_acquire(t, 1, name, "r", &root, 0, n), 0);
+	}
+	assert_int_equal(qj_holds_acquire(t, 1, "one-more", "r", &root, 0, n), -ENOSPC);
+}
+
+/* Holds of one name on as many connections as users may take: root's still fit. */
+static void test_holds_room_for_root(void **state)
+{
+	struct qj_holds *t = *state;
+	const struct qj_hold_owner root = { .pid = 1, .uid = 0, .comm = "root" };
+	unsigned n = 0;
+	int r;
+
+	while ((r = qj_holds_acquire(t, 1000 + n, "same", "r", &owner, 0, 0)) == 0)
+		n++;
+	assert_int_equal(r, -ENOSPC);
+	assert_int_equal(n, QJ_HOLDS_MAX - QJ_HOLDS_ROOT);
+	assert_int_equal(qj_holds_acquire(t, 1, "call", "r", &root, 0, 0), 0);
+	assert_int_equal(qj_holds_acquire(t, 2, "same", "r", &root, 0, 0), 0);
+}
+
 /* Earliest deadline by brute force over the listing: the model the index must match. */
 static uint64_t brute_next_deadline(const struct qj_holds *t)
 {
@@ -335,6 +380,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_holds_prevent_suspend_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_acquire_invalid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_stats_recycle_lru, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_names_room_for_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_room_for_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_index_matches_model, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_history_periods_of_names, setup,
 						teardown),
