@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Kill log writer.  Each record is one write(2) of one line followed by
- * fsync(2): an operator reading the log after a crash sees every action that
+ * fsync(2), or, between qj_killlog_defer_sync() and qj_killlog_sync(), one
+ * fsync for all: an operator reading the log after a crash sees every action that
  * was taken, and O_APPEND keeps concurrent readers from seeing torn lines.
  * When the disk is full a record is cut back whole, counted, and a gap record
  * tells the reader how many are missing once records fit again.
@@ -36,6 +37,13 @@ struct qj_killlog {
 	char first_lost_ts[32], last_lost_ts[32]; /* of the unrecorded ones */
 	bool torn; /* a failed write could not be cut back: fence it off with a newline */
 	uint64_t highest_cycle; /* in the log and its newest rotation at open */
+
+	/* qj_killlog_defer_sync(): records written since, not yet fsync'd. */
+	bool deferring;
+	unsigned n_unsynced; /* records (gap records not counted) */
+	uint64_t unsynced_from; /* the log's size before the first of them */
+	uint64_t unsynced_gap_lost; /* losses a deferred gap record told */
+	char first_unsynced_ts[32], last_unsynced_ts[32];
 };
 
 /*
@@ -211,6 +219,7 @@ struct qj_killlog *qj_killlog_free(struct qj_killlog *l)
 {
 	if (!l)
 		return NULL;
+	(void)qj_killlog_sync(l);
 	if (l->fd >= 0)
 		(void)close(l->fd);
 	if (l->dir_fd >= 0)
@@ -246,14 +255,21 @@ int qj_killlog_open_reader(const struct qj_killlog *l)
 	return fd;
 }
 
+static int sync_deferred(struct qj_killlog *l);
+
 static int rotate(struct qj_killlog *l)
 {
 	size_t n = strlen(l->base) + 16;
 	_cleanup_free_ char *from = malloc(n);
 	_cleanup_free_ char *to = malloc(n);
+	int r;
 
 	if (!from || !to)
 		return -ENOMEM;
+	/* What waits for its fsync is synced before the file moves away. */
+	r = sync_deferred(l);
+	if (r < 0)
+		return r;
 	(void)close(l->fd);
 	l->fd = -EBADF;
 	if (l->keep == 0) {
@@ -327,6 +343,13 @@ static int write_line(struct qj_killlog *l, const char *line, size_t len)
 		}
 		off += (size_t)n;
 	}
+	if (l->deferring) {
+		/* Written (a reader and a restarted daemon see it); qj_killlog_sync() fsyncs. */
+		if (l->n_unsynced == 0 && l->unsynced_gap_lost == 0)
+			l->unsynced_from = l->size;
+		l->size += len;
+		return 0;
+	}
 	if (fsync(l->fd) < 0) {
 		/* Not known to be on disk: count it lost rather than trust it. */
 		r = negative_errno();
@@ -370,6 +393,8 @@ static int write_gap(struct qj_killlog *l, const char *ts)
 	r = write_line(l, line, len);
 	if (r < 0)
 		return r;
+	if (l->deferring)
+		l->unsynced_gap_lost += l->unrecorded; /* told only once it is synced */
 	l->unrecorded = 0;
 	return 0;
 }
@@ -406,7 +431,56 @@ int qj_killlog_append_json(struct qj_killlog *l, json_t *obj)
 		r = write_line(l, line, len);
 	if (r < 0)
 		note_lost(l, ts ? ts : "", r);
+	else if (l->deferring) {
+		if (l->n_unsynced++ == 0)
+			snprintf(l->first_unsynced_ts, sizeof(l->first_unsynced_ts), "%s",
+				 ts ? ts : "");
+		snprintf(l->last_unsynced_ts, sizeof(l->last_unsynced_ts), "%s", ts ? ts : "");
+	}
 	return r;
+}
+
+/*
+ * fsyncs the records written since the deferral began.  When that fails they
+ * are not known to be on disk: cut back and counted lost (with the losses a
+ * deferred gap record told), so the next record that fits is preceded by a gap.
+ */
+static int sync_deferred(struct qj_killlog *l)
+{
+	int r;
+
+	if (l->n_unsynced == 0 && l->unsynced_gap_lost == 0)
+		return 0;
+	if (l->fd >= 0 && fsync(l->fd) == 0) {
+		l->n_unsynced = 0;
+		l->unsynced_gap_lost = 0;
+		return 0;
+	}
+	r = l->fd >= 0 ? negative_errno() : -EBADF;
+	if (l->fd >= 0 && ftruncate(l->fd, (off_t)l->unsynced_from) < 0)
+		l->torn = true;
+	else
+		l->size = l->unsynced_from;
+	if (l->unrecorded == 0 && l->unsynced_gap_lost == 0)
+		snprintf(l->first_lost_ts, sizeof(l->first_lost_ts), "%s", l->first_unsynced_ts);
+	snprintf(l->last_lost_ts, sizeof(l->last_lost_ts), "%s", l->last_unsynced_ts);
+	l->lost += l->n_unsynced;
+	l->unrecorded += l->n_unsynced + l->unsynced_gap_lost;
+	l->last_error = r;
+	l->n_unsynced = 0;
+	l->unsynced_gap_lost = 0;
+	return r;
+}
+
+void qj_killlog_defer_sync(struct qj_killlog *l)
+{
+	l->deferring = true;
+}
+
+int qj_killlog_sync(struct qj_killlog *l)
+{
+	l->deferring = false;
+	return sync_deferred(l);
 }
 
 void qj_killlog_get_stats(const struct qj_killlog *l, struct qj_killlog_stats *ret)

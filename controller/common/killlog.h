@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The kill log: append-only JSON Lines, one fsync'd record per escalation
- * action and one summary per quiesce cycle, rotated by size (PATH.1 ..
+ * action (a quiesce step's records fsync'd together) and one summary per quiesce cycle, rotated by size (PATH.1 ..
  * PATH.N).  The reader parses and filters lines for `qosjailctl log`.
  */
 #ifndef QJ_KILLLOG_H
@@ -31,7 +31,8 @@ struct qj_kill_record {
 	const char *reason;
 	uint64_t cpu_ms; /* CPU (+ run-queue wait) used over window_ms */
 	uint64_t window_ms;
-	const char *outcome; /* blocked, exited, killed, continued-by-other, ignored, restored */
+	/* blocked, exited, killed, continued-by-other, ignored, restored (exit records: unknown) */
+	const char *outcome;
 	unsigned strikes;
 };
 
@@ -54,6 +55,20 @@ int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *r);
  * of the gap: {"ts","action":"gap","lost","first_ts","last_ts","error"}.
  */
 int qj_killlog_append_json(struct qj_killlog *l, json_t *obj);
+
+/*
+ * From now until qj_killlog_sync(), records are written at once (one write(2)
+ * each: readers, and a daemon restarted after a crash, see them) but not
+ * fsync'd one by one: a step that acts on 10,000 tasks syncs once
+ * (docs/decisions.md).  Rotation syncs what waits first.
+ */
+void qj_killlog_defer_sync(struct qj_killlog *l);
+/*
+ * fsyncs the records written since qj_killlog_defer_sync() and ends the
+ * deferral.  On failure they are cut back and counted lost (a gap record tells
+ * of them before the next record that fits); returns the negative errno.
+ */
+int qj_killlog_sync(struct qj_killlog *l);
 
 struct qj_killlog_stats {
 	uint64_t lost; /* records not written since the log was opened */

@@ -56,8 +56,10 @@ struct follow {
 	char *exe;
 	uid_t uid;
 	const char *after; /* the last action taken on it */
-	int exit_code;
+	int exit_code; /* the process's, as wait(2) would report it (see qj_eng_on_exit_event()) */
 	bool have_code;
+	bool leader_exited; /* the exit event of its main thread was read */
+	uint64_t dead_usec; /* when its pidfd was first seen readable without an exit code */
 };
 
 /* A process that asked for the notify rung (qj_notify_consent()); kept until it exits. */
@@ -84,6 +86,7 @@ struct task {
 	uid_t uid;
 	pid_t ppid;
 	unsigned spawned; /* new jailed processes it started in the current window */
+	uint64_t added_usec; /* when the engine began to track it */
 	bool catches_sigxcpu;
 	bool consents; /* asked for the notification itself */
 	struct qj_sample sample;
@@ -97,9 +100,10 @@ struct task {
 	 */
 	bool sent_stop;
 	bool killed_by_us;
+	/* Its SIGSTOP is queued, not taken: it counts as stopped, its record waits. */
+	bool stop_queued;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
-	/* The signal of its last rung was still pending when its app's group window began. */
-	bool sig_pending_at_start;
+	unsigned threads; /* at the last look: a group stop needs two */
 	/* When the signal of its last rung was last seen pending (not yet taken). */
 	uint64_t sig_seen_usec;
 	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
@@ -138,6 +142,17 @@ struct app_state {
 	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
+	/*
+	 * Acted on this step: its window's base (usage, signals still pending) is
+	 * taken once at the end of the step, not once per task acted on (O(n^2)).
+	 */
+	bool restart_due;
+	/* The signal of a rung was still pending on a task of it when its window began. */
+	bool pending_at_start;
+	bool stop_queued_at_start; /* a SIGSTOP queued, not taken: its wait is ours */
+	/* The machine's runnable tasks outside the jail (engine sums) when its window began. */
+	double others_base_sum;
+	unsigned others_base_n;
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
 	uint64_t last_cpu_ms, last_window_ms;
 	/* Per step: what its tasks say. */
@@ -184,6 +199,13 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+	int keep_fds_below; /* a task's /proc files are kept open when its pidfd is below */
+	/* The machine's load, for an app's share of it (qj_demand_share()). */
+	unsigned cpus;
+	double others_sum; /* runnable tasks outside the jail, summed over steps */
+	unsigned others_n; /* steps summed */
+	double others_now; /* at the last step */
+	unsigned jail_running, jail_running_now; /* jailed tasks seen in 'R': last step, this one */
 	unsigned resyncs;
 
 	struct follow *follows;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -141,7 +142,13 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 			goto fail;
 		}
 	}
-	/* Three fds per jailed process during a quiesce (pidfd, schedstat, status). */
+	/*
+	 * Up to three fds per jailed process during a quiesce (pidfd, schedstat,
+	 * status).  The /proc files are kept open only while the pidfds are below
+	 * half the limit (fds are allocated lowest first, so a pidfd's number is
+	 * about how many are open): 10,000 tasks fit a 20,000-fd limit, with room
+	 * left for clients, follows and the kill log.
+	 */
 	{
 		struct rlimit rl;
 
@@ -151,6 +158,9 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 				log_debug_errno(errno,
 						"Failed to raise RLIMIT_NOFILE, ignoring: %m");
 		}
+		e->keep_fds_below = INT_MAX;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 2 < (rlim_t)INT_MAX)
+			e->keep_fds_below = (int)(rl.rlim_cur / 2);
 	}
 	/* Say so at start, not only when a cycle fails: every signal goes through pidfds. */
 	r = pidfd_open(getpid(), 0);
@@ -160,6 +170,11 @@ int qj_engine_new(const struct qj_policy *p, struct qj_killlog *log, const char 
 				  "tracked, and cycles with jailed tasks will fail");
 	else
 		(void)close(r);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		e->cpus = n > 0 ? (unsigned)n : 1;
+	}
 	r = qj_cgroup_new(p->cgroup_path, p->cpu_cgroup_path, &e->cg);
 	if (r < 0)
 		goto fail;
@@ -446,6 +461,7 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 	char reason[48];
 	json_t *o;
 
+	/* Without its exit event nothing says how it died: not "exited". */
 	if (!f->have_code)
 		snprintf(reason, sizeof(reason), "unknown");
 	else if (sig)
@@ -461,19 +477,39 @@ static void log_exit(struct qj_engine *e, const struct follow *f)
 		      (json_int_t)f->cycle, "app", f->app, "pid", f->pid, "comm",
 		      qj_json_string_escaped(f->comm), "exe", qj_json_string_escaped(f->exe), "uid",
 		      (int)f->uid, "cgroup", qj_json_string_escaped(cg), "action", "exit", "reason",
-		      reason, "after", f->after, "outcome", sig ? "killed" : "exited", "signal",
-		      f->have_code && sig ? json_string(reason) : json_null());
+		      reason, "after", f->after, "outcome",
+		      !f->have_code ? "unknown" :
+		      sig	    ? "killed" :
+				      "exited",
+		      "signal", f->have_code && sig ? json_string(reason) : json_null());
 	append_record(e, o);
 }
+
+/*
+ * How long a dead process's exit event may still be on its way: the event
+ * leaves before its pidfd turns readable, but the daemon reads it later, and on
+ * a loaded machine much later.  Past this (an overrun lost it), "unknown".
+ */
+#define EXIT_EVENT_WAIT_USEC (5 * USEC_PER_SEC)
 
 /* Logs followed processes that are gone, drops those followed long enough. */
 void qj_eng_follow_prune(struct qj_engine *e, uint64_t now)
 {
 	for (size_t i = 0; i < e->n_follows;) {
 		struct follow *f = &e->follows[i];
+		bool dead = qj_pidfd_exited(f->pidfd);
 
+		if (dead && !f->have_code && e->pm) {
+			/* Its exit event waits to be read: it says how it died. */
+			if (!f->dead_usec)
+				f->dead_usec = now;
+			if (now < f->dead_usec + EXIT_EVENT_WAIT_USEC) {
+				i++;
+				continue;
+			}
+		}
 		/* Followed long enough: a later death is not for the record. */
-		if (now < f->until_usec && qj_pidfd_exited(f->pidfd))
+		if (dead && (now < f->until_usec || f->dead_usec))
 			log_exit(e, f);
 		else if (now < f->until_usec) {
 			i++;
@@ -492,12 +528,21 @@ void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev)
 
 	if (!f)
 		return;
-	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec) {
+	if (now_usec(CLOCK_MONOTONIC) >= f->until_usec && !f->dead_usec) {
 		follow_remove(e, f); /* died long after the resume: not for the record */
 		return;
 	}
-	/* Threads of a group exit carry the group's code; the last one is the process's. */
-	f->exit_code = ev->exit_code;
+	/*
+	 * The process's status is its main thread's exit code (wait(2) reports
+	 * it), or the group's when the group exits after the main thread did:
+	 * every thread of a group exit carries the group's code or signal.  A
+	 * thread that exits alone after the main thread says nothing of the
+	 * process: the last event was taken for the process's, and an exit(255)
+	 * was logged "status 0".
+	 */
+	if (ev->pid == ev->tgid || !f->leader_exited || ev->exit_code != 0)
+		f->exit_code = ev->exit_code;
+	f->leader_exited |= ev->pid == ev->tgid;
 	f->have_code = true;
 	/*
 	 * The event leaves before the exit is complete.  When this was the last
@@ -531,13 +576,24 @@ struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid)
 		       NULL;
 }
 
-static void slack_apply(struct qj_engine *e, struct task *t)
+/* @st: the process's stat, read just before (a single thread's start time is its own). */
+static void slack_apply(struct qj_engine *e, struct task *t, const struct qj_proc_stat *pst)
 {
 	pid_t *tids = NULL;
 	size_t n = 0;
 
-	if (e->p->timer_slack_nsec == 0 || qj_proc_tids(t->pid, &tids, &n) < 0)
+	if (e->p->timer_slack_nsec == 0)
 		return;
+	if (pst->num_threads == 1) {
+		/* No listing of its threads: 10,000 tasks are tracked in one step. */
+		tids = malloc(sizeof(*tids));
+		if (!tids)
+			return;
+		tids[0] = t->pid;
+		n = 1;
+	} else if (qj_proc_tids(t->pid, &tids, &n) < 0) {
+		return;
+	}
 	t->slack = calloc(n, sizeof(*t->slack));
 	if (!t->slack) {
 		free(tids);
@@ -547,8 +603,11 @@ static void slack_apply(struct qj_engine *e, struct task *t)
 		struct qj_proc_stat st;
 		uint64_t old;
 
-		if (qj_proc_stat_read(tids[i], &st) < 0 ||
-		    qj_proc_timerslack_get(tids[i], &old) < 0)
+		if (n == 1 && tids[i] == t->pid)
+			st = *pst;
+		else if (qj_proc_stat_read(tids[i], &st) < 0)
+			continue;
+		if (qj_proc_timerslack_get(tids[i], &old) < 0)
 			continue;
 		/* Inherited from a parent we slacked: its own value is the default. */
 		if (old == e->p->timer_slack_nsec)
@@ -615,7 +674,9 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	if (r < 0)
 		goto fail;
 	t.start_time = st.start_time;
+	t.added_usec = now;
 	t.ppid = st.ppid;
+	t.threads = st.num_threads;
 	memcpy(t.comm, st.comm, sizeof(t.comm));
 	r = qj_proc_status_read(pid, &ps);
 	if (r < 0)
@@ -626,10 +687,11 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	r = qj_proc_exe(pid, &t.exe);
 	if (r < 0)
 		goto fail;
-	r = qj_sample_open(&t.sample, pid);
+	/* Its /proc files kept open while fds are plenty; the pidfd is never given up. */
+	r = qj_sample_open(&t.sample, pid, t.pidfd < e->keep_fds_below);
 	if (r < 0)
 		goto fail;
-	r = qj_sample_restart(&t.sample, &st, now);
+	r = qj_sample_restart_status(&t.sample, &st, &ps, now);
 	if (r < 0)
 		goto fail;
 	t.app = strdup(app);
@@ -639,7 +701,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	}
 	t.activity = st.state == 'T' ? QJ_TASK_STOPPED : QJ_TASK_UNKNOWN;
 	t.seen = e->generation;
-	slack_apply(e, &t);
+	slack_apply(e, &t, &st);
 	if (t.n_slack)
 		e->state_dirty = true;
 	*ret = t;
@@ -737,6 +799,28 @@ static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_
 }
 
 /*
+ * Of the processes @t started since @since, those gone already: too
+ * short-lived to be judged on their own, they make it a forker.  Those alive
+ * are tracked and judged themselves: a shell waiting for the pipeline it
+ * started is not busy (it was stopped, "busy, 0 ms").
+ */
+static unsigned short_lived_children(const struct qj_engine *e, const struct task *t,
+				     uint64_t since)
+{
+	unsigned alive = 0;
+
+	if (t->spawned < 2)
+		return t->spawned;
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		const struct task *c = &e->tasks[i];
+
+		alive += c->ppid == t->pid && !c->gone && c->added_usec >= since &&
+			 strcmp(c->app, t->app) == 0;
+	}
+	return alive < t->spawned ? t->spawned - alive : 0;
+}
+
+/*
  * Updates t->activity from /proc and the sample window.  Fails closed: any
  * error other than the task having exited is returned, and the step fails
  * rather than take an unreadable task for a quiet one.
@@ -744,7 +828,7 @@ static bool notify_wait(const struct qj_engine *e, const struct task *t, uint64_
 static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 {
 	struct qj_proc_stat st;
-	struct qj_proc_status ps;
+	struct qj_proc_status ps = {};
 	enum qj_task_activity act;
 	uint64_t window_t0, cpu_base_ns;
 	int r;
@@ -768,6 +852,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		qj_eng_mark_gone(e, t);
 		return 0;
 	}
+	e->jail_running_now += st.state == 'R';
 	if (st.state == 'Z') {
 		/*
 		 * The pidfd says the process lives: its main thread exited
@@ -780,7 +865,9 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		if (r < 0 || st.state == 'Z')
 			return 0; /* exiting: the pidfd will say so */
 	}
-	if (t->killed_by_us || t->stopped_by_us) {
+	t->threads = st.num_threads;
+	/* A stop in effect needs no look at the pending signals (10,000 confirmations). */
+	if (t->killed_by_us || (t->stopped_by_us && st.state != 'T' && st.state != 't')) {
 		r = qj_proc_status_read(t->pid, &ps);
 		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
 			return log_warning_errno(r, "Failed to read the signals of %d (%s): %m",
@@ -797,11 +884,11 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->activity = QJ_TASK_FROZEN;
 		return 0;
 	}
+	t->stop_queued = false;
 	if (st.state == 'T' || st.state == 't') {
+		/* Measured afresh from its first look once it runs again. */
 		t->activity = QJ_TASK_STOPPED;
-		r = qj_sample_restart(&t->sample, &st, now);
-		if (r < 0 && !exited(r, t))
-			return r;
+		t->sample.have_base = false;
 		return 0;
 	}
 	if (t->stopped_by_us) {
@@ -811,6 +898,7 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 		 */
 		if ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))) {
 			t->activity = QJ_TASK_STOPPED;
+			t->stop_queued = true;
 			return 0;
 		}
 		/*
@@ -857,7 +945,8 @@ static int observe(struct qj_engine *e, struct task *t, uint64_t now)
 
 		act = qj_demand_task_verdict(&(struct qj_task_window){
 			.activity = act,
-			.spawned = t->spawned,
+			.spawned = act == QJ_TASK_IDLE ? short_lived_children(e, t, window_t0) :
+							 t->spawned,
 			.acted_on = t->rung >= 0,
 			.runnable = st.state == 'R',
 			.signal_pending = t->sig_seen_usec >= window_t0,
@@ -955,15 +1044,23 @@ static int apply(struct qj_engine *e, struct task *t, int rung, uint64_t now)
 		   qj_action_to_string(action), t->pid, t->comm, cg ? cg : t->app,
 		   t->pending_reason, t->pending_cpu_ms, t->pending_window_ms);
 	t->activity = QJ_TASK_UNKNOWN;
-	if (qj_proc_stat_read(t->pid, &st) == 0)
+	/*
+	 * Its next window starts at its next look (after the confirmation), not
+	 * here: a step that stops 10,000 tasks reads nothing more of them.  A
+	 * notified task's CPU is read now: its budget to wind down counts from it.
+	 */
+	t->sample.have_base = false;
+	if (action == QJ_ACTION_SIGXCPU && qj_proc_stat_read(t->pid, &st) == 0)
 		(void)qj_sample_restart(&t->sample, &st, now);
 	t->notify_cpu_ns = t->sample.base.cpu_ns;
 	return 1;
 }
 
 static int sample_groups(struct qj_engine *e, uint64_t now);
+static void group_restarts_flush(struct qj_engine *e);
+static void app_share_base(const struct qj_engine *e, struct app_state *a);
 
-int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
+static int quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {
 	int r;
 
@@ -974,13 +1071,14 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	e->begin_usec = now_usec;
 	e->quiesced_usec = 0;
 	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	e->jail_running = e->jail_running_now = 0;
 	qj_eng_follow_prune(e, now_usec);
 	consents_prune(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 
 		a->struck = false;
-		a->have_base = a->busy = a->judged = a->suspect = false;
+		a->have_base = a->busy = a->judged = a->suspect = a->restart_due = false;
 		a->g_rung = -1;
 		a->g_sweeping = a->g_pending = false;
 		a->g_n = 0;
@@ -1014,6 +1112,7 @@ int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_us
 	return 0;
 }
 
+/* *ret_stall is UINT64_MAX without PSI (Debian boots with psi=0): no stall figure. */
 static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usage,
 			uint64_t *ret_stall)
 {
@@ -1023,7 +1122,8 @@ static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usag
 	r = qj_cgroup_usage_usec(e->cg, app, &usage);
 	if (r < 0)
 		return r;
-	(void)qj_cgroup_cpu_stall_usec(e->cg, app, &stall); /* absent without PSI */
+	if (qj_cgroup_cpu_stall_usec(e->cg, app, &stall) < 0)
+		stall = UINT64_MAX;
 	*ret_usage = usage;
 	*ret_stall = stall;
 	return 0;
@@ -1067,24 +1167,54 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
 		return false;
 	if ((ps.shdpnd | ps.sigpnd) & mask)
 		return true;
-	/* A group stop under way: one thread took the SIGSTOP, others wait to stop. */
-	if (mask == 1ULL << (SIGSTOP - 1)) {
-		char state;
-
-		return qj_proc_threads_state(t->pid, &state) == 0 && state != 'T' &&
-		       qj_proc_some_thread_stopped(t->pid) == 1;
-	}
+	/*
+	 * A group stop under way: one thread took the SIGSTOP, others wait to
+	 * stop.  Not a thread in 'D': it takes the stop only when its wait ends
+	 * (a FUSE read that never returns), and runs nothing meanwhile.
+	 */
+	if (mask == 1ULL << (SIGSTOP - 1))
+		return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
 	return false;
 }
 
-/* @a's window begins: which of its tasks acted on still wait to take their signal. */
+/*
+ * Would a window starting now measure @t as it was before its last action?
+ * Yes while the signal waits to be taken, except a SIGSTOP still queued: the
+ * task has not run since it was sent (a running one takes it at once) and
+ * stops before it runs anything of its own.  Its wait to take the stop is
+ * the app's stall, though: such a window is judged by CPU alone
+ * (*ret_stop_queued).  Starved at the idle class on a loaded host a stop may
+ * stay queued for the whole cycle, and not judging the window kept a large
+ * app "measured again" until quiesce-timeout (docs/decisions.md).
+ */
+static bool action_in_flight(struct qj_engine *e, struct task *t, bool *ret_stop_queued)
+{
+	struct qj_proc_status ps;
+
+	if (e->p->rungs[t->rung].action != QJ_ACTION_SIGSTOP || t->killed_by_us)
+		return qj_eng_task_signal_pending(e, t);
+	if (t->gone)
+		return false;
+	/* One queued stop found is enough: 10,000 just stopped cost one read. */
+	if (!*ret_stop_queued && qj_proc_status_read(t->pid, &ps) == 0 &&
+	    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+		*ret_stop_queued = true;
+	return t->threads > 1 && qj_proc_stop_under_way(t->pid) == 1;
+}
+
+/*
+ * @a's window begins: is an action on a task of it still in flight (the first
+ * one found answers), or a stop still queued?
+ */
 static void group_wait_base(struct qj_engine *e, struct app_state *a)
 {
-	for (size_t i = 0; i < e->n_tasks; i++) {
+	a->pending_at_start = a->stop_queued_at_start = false;
+	for (size_t i = 0; i < e->n_tasks && !a->pending_at_start; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (strcmp(t->app, a->name) == 0)
-			t->sig_pending_at_start = qj_eng_task_signal_pending(e, t);
+		/* Gone too: a task killed and still dying needs the CPU to finish. */
+		if (t->rung >= 0 && strcmp(t->app, a->name) == 0)
+			a->pending_at_start = action_in_flight(e, t, &a->stop_queued_at_start);
 	}
 }
 
@@ -1117,27 +1247,40 @@ static bool group_stall_excused(struct qj_engine *e, struct app_state *a, uint64
  */
 static bool group_window_spans_action(const struct qj_engine *e, const struct app_state *a)
 {
-	for (size_t i = 0; i < e->n_tasks; i++) {
-		const struct task *t = &e->tasks[i];
-
-		if (t->sig_pending_at_start && strcmp(t->app, a->name) == 0)
-			return true;
-	}
-	return false;
+	(void)e;
+	return a->pending_at_start;
 }
 
-/* Starts @a's next group window now: what came before an action says nothing after it. */
+/*
+ * Starts @a's next group window now: what came before an action says nothing
+ * after it.  Its base is read by group_restarts_flush() at the end of the step,
+ * once every action of the step was taken.
+ */
 void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now)
 {
-	uint64_t usage, stall;
-
+	(void)e;
 	a->judged = false;
 	a->busy = false;
-	a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
 	a->t0_usec = now;
-	a->base_usec = a->have_base ? usage : 0;
-	a->base_stall_usec = a->have_base ? stall : 0;
-	group_wait_base(e, a);
+	a->restart_due = true;
+}
+
+/* The bases of the windows the step's actions restarted: after the last action. */
+static void group_restarts_flush(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_apps; i++) {
+		struct app_state *a = &e->apps[i];
+		uint64_t usage, stall;
+
+		if (!a->restart_due)
+			continue;
+		a->restart_due = false;
+		a->have_base = group_demand(e, a->name, &usage, &stall) == 0;
+		a->base_usec = a->have_base ? usage : 0;
+		a->base_stall_usec = a->have_base ? stall : 0;
+		app_share_base(e, a);
+		group_wait_base(e, a);
+	}
 }
 
 /*
@@ -1145,8 +1288,42 @@ void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now
  * CPU over the window, whatever the lifetime of its tasks?  Fails closed: a
  * group whose counters cannot be read fails the step.
  */
+/*
+ * One look at the machine's load: runnable tasks outside the jail (the jailed
+ * ones seen in 'R' at the last step taken off), summed for the apps' windows.
+ * Unreadable: the last value stands.
+ */
+static void sample_machine(struct qj_engine *e)
+{
+	unsigned running;
+
+	if (qj_sample_runnable(&running) == 0)
+		e->others_now = running > e->jail_running ? running - e->jail_running : 0;
+	e->others_sum += e->others_now;
+	e->others_n++;
+}
+
+/* What a runnable task of @a got of a CPU over its window, from the load's mean. */
+static double app_share(const struct qj_engine *e, const struct app_state *a)
+{
+	double others = e->others_n > a->others_base_n ?
+				(e->others_sum - a->others_base_sum) /
+					(double)(e->others_n - a->others_base_n) :
+				e->others_now;
+
+	return qj_demand_share(e->cpus, others);
+}
+
+static void app_share_base(const struct qj_engine *e, struct app_state *a)
+{
+	a->others_base_sum = e->others_sum;
+	a->others_base_n = e->others_n;
+}
+
 static int sample_groups(struct qj_engine *e, uint64_t now)
 {
+	group_restarts_flush(e); /* a step that failed part-way left them */
+	sample_machine(e);
 	for (size_t i = 0; i < e->n_apps; i++) {
 		struct app_state *a = &e->apps[i];
 		uint64_t usage, stall;
@@ -1170,16 +1347,22 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 				"App %s: its window began before an action landed, measured again",
 				a->name);
 		} else if (a->have_base) {
+			bool no_stall = stall == UINT64_MAX || a->base_stall_usec == UINT64_MAX;
 			uint64_t used = usage > a->base_usec ? usage - a->base_usec : 0;
-			uint64_t stalled = stall > a->base_stall_usec ? stall - a->base_stall_usec :
-									0;
-			bool excused = stalled > 0 && group_stall_excused(e, a, now);
+			uint64_t stalled = !no_stall && stall > a->base_stall_usec ?
+						   stall - a->base_stall_usec :
+						   0;
+			bool excused = stalled > 0 &&
+				       (a->stop_queued_at_start || group_stall_excused(e, a, now));
+			double share = app_share(e, a);
 
 			a->busy = qj_demand_app_busy(
 				&(struct qj_app_window){ .used_usec = used,
 							 .stalled_usec = stalled,
 							 .stall_excused = excused,
-							 .window_usec = now - a->t0_usec },
+							 .no_stall = no_stall,
+							 .window_usec = now - a->t0_usec,
+							 .share = share },
 				e->p->busy_threshold, &used);
 			a->judged = true;
 			a->suspect = a->busy;
@@ -1187,14 +1370,16 @@ static int sample_groups(struct qj_engine *e, uint64_t now)
 			a->last_window_ms = (now - a->t0_usec) / 1000;
 			if (a->busy)
 				log_debug("App %s: busy, %" PRIu64 " ms of %" PRIu64
-					  " ms (stall %" PRIu64 " ms%s)",
+					  " ms (stall %" PRIu64 " ms%s; a task's share %.2f)",
 					  a->name, a->last_cpu_ms, a->last_window_ms,
-					  stalled / 1000, excused ? ", excused" : "");
+					  stalled / 1000, excused ? ", excused" : "", share);
 		}
 		a->have_base = true;
 		a->t0_usec = now;
 		a->base_usec = usage;
 		a->base_stall_usec = stall;
+		a->restart_due = false;
+		app_share_base(e, a);
 		group_wait_base(e, a);
 	}
 	return 0;
@@ -1442,7 +1627,7 @@ static int quiesce_timeout(struct qj_engine *e, uint64_t now)
 	return -ETIMEDOUT;
 }
 
-int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
+static int quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
 {
 	uint64_t next = USEC_INFINITY;
 	bool all_blocked = true, changed = false;
@@ -1478,7 +1663,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			return r;
 		if (t->gone)
 			continue;
-		if (t->pending && (t->activity == QJ_TASK_IDLE || t->activity == QJ_TASK_STOPPED ||
+		/* "blocked" once the kernel says so: a queued stop is not taken yet. */
+		if (t->pending && (t->activity == QJ_TASK_IDLE ||
+				   (t->activity == QJ_TASK_STOPPED && !t->stop_queued) ||
 				   t->activity == QJ_TASK_FROZEN))
 			log_action(e, t, "blocked");
 		else if (t->pending && t->activity == QJ_TASK_CONTINUED &&
@@ -1550,6 +1737,9 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 		    t->sample.t0_usec + e->p->sample_window_usec < next)
 			next = t->sample.t0_usec + e->p->sample_window_usec;
 	}
+
+	e->jail_running = e->jail_running_now;
+	e->jail_running_now = 0;
 
 	/* App-level demand: the group ladder for apps whose tasks cannot explain it. */
 	for (size_t i = 0; i < e->n_apps; i++) {
@@ -1630,6 +1820,7 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 			return r;
 		changed |= r > 0;
 	}
+	group_restarts_flush(e);
 	follow_sync(e);
 	if (changed || e->state_dirty) {
 		r = qj_eng_save_state(e);
@@ -1728,7 +1919,7 @@ static void write_summary(struct qj_engine *e, const char *why, uint64_t now, un
 		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
 }
 
-int qj_engine_restore(struct qj_engine *e, const char *why)
+static int restore(struct qj_engine *e, const char *why)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 	unsigned continued = 0, thawed = 0;
@@ -1802,6 +1993,57 @@ int qj_engine_restore(struct qj_engine *e, const char *why)
 	if (r < 0 && ret == 0)
 		ret = r;
 	return ret;
+}
+
+/*
+ * The kill log's records of one step are fsync'd once, when the step ends:
+ * before the daemon acts on its result (docs/decisions.md).
+ */
+static void log_defer(struct qj_engine *e)
+{
+	if (e->log)
+		qj_killlog_defer_sync(e->log);
+}
+
+static void log_sync(struct qj_engine *e)
+{
+	int r;
+
+	if (!e->log)
+		return;
+	r = qj_killlog_sync(e->log);
+	if (r < 0)
+		log_warning_errno(r, "Failed to sync the kill log, records counted lost: %m");
+}
+
+int qj_engine_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
+{
+	int r;
+
+	log_defer(e);
+	r = quiesce_begin(e, cycle, now_usec);
+	log_sync(e);
+	return r;
+}
+
+int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
+{
+	int r;
+
+	log_defer(e);
+	r = quiesce_step(e, now_usec, ret_next_usec);
+	log_sync(e);
+	return r;
+}
+
+int qj_engine_restore(struct qj_engine *e, const char *why)
+{
+	int r;
+
+	log_defer(e);
+	r = restore(e, why);
+	log_sync(e);
+	return r;
 }
 
 int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret)

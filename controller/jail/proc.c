@@ -172,11 +172,15 @@ int qj_proc_timerslack_set(pid_t tid, uint64_t ns)
 	return r == -ENOENT ? -ESRCH : r;
 }
 
-/* Counts @pid's live threads, those stopped, and whether one is runnable. */
-static int threads_count(pid_t pid, size_t *ret_live, size_t *ret_stopped, bool *ret_runnable)
+/*
+ * Counts @pid's live threads, those stopped, those in 'D' (optional), and
+ * whether one is runnable.
+ */
+static int threads_count(pid_t pid, size_t *ret_live, size_t *ret_stopped, bool *ret_runnable,
+			 size_t *ret_uninterruptible)
 {
 	_cleanup_free_ pid_t *tids = NULL;
-	size_t n = 0, live = 0, stopped = 0;
+	size_t n = 0, live = 0, stopped = 0, uninterruptible = 0;
 	bool runnable = false;
 	int r;
 
@@ -197,11 +201,14 @@ static int threads_count(pid_t pid, size_t *ret_live, size_t *ret_stopped, bool 
 			continue;
 		live++;
 		stopped += st.state == 'T' || st.state == 't';
+		uninterruptible += st.state == 'D';
 		runnable |= st.state == 'R';
 	}
 	*ret_live = live;
 	*ret_stopped = stopped;
 	*ret_runnable = runnable;
+	if (ret_uninterruptible)
+		*ret_uninterruptible = uninterruptible;
 	return 0;
 }
 
@@ -211,7 +218,7 @@ int qj_proc_threads_state(pid_t pid, char *ret)
 	bool runnable;
 	int r;
 
-	r = threads_count(pid, &live, &stopped, &runnable);
+	r = threads_count(pid, &live, &stopped, &runnable, NULL);
 	if (r < 0)
 		return r;
 	*ret = live == 0 ? 'Z' : stopped == live ? 'T' : runnable ? 'R' : 'S';
@@ -224,10 +231,22 @@ int qj_proc_some_thread_stopped(pid_t pid)
 	bool runnable;
 	int r;
 
-	r = threads_count(pid, &live, &stopped, &runnable);
+	r = threads_count(pid, &live, &stopped, &runnable, NULL);
 	if (r < 0)
 		return r;
 	return stopped > 0;
+}
+
+int qj_proc_stop_under_way(pid_t pid)
+{
+	size_t live, stopped, uninterruptible;
+	bool runnable;
+	int r;
+
+	r = threads_count(pid, &live, &stopped, &runnable, &uninterruptible);
+	if (r < 0)
+		return r;
+	return stopped > 0 && stopped + uninterruptible < live;
 }
 
 int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns)

@@ -73,6 +73,13 @@ int qj_proc_threads_state(pid_t pid, char *ret);
  * SIGSTOP dequeued), although the main thread may not have stopped yet.
  */
 int qj_proc_some_thread_stopped(pid_t pid);
+/*
+ * 1 when a group stop of @pid is under way: a thread stopped, and another that
+ * can still run has not stopped yet.  A thread in 'D' (a FUSE or NFS read that
+ * never returns) takes the stop only when its wait ends; meanwhile it runs
+ * nothing, so it does not count as one still to stop.
+ */
+int qj_proc_stop_under_way(pid_t pid);
 /* Thread ids of @pid (allocated). */
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n);
 

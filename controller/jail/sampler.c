@@ -15,15 +15,39 @@ bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshol
 	return (double)demand_ns > threshold * (double)window_usec * (double)NSEC_PER_USEC;
 }
 
+/* Counters move in 4 ms ticks: two ticks of an app's CPU in a window are noise. */
+#define APP_NOISE_USEC (8 * USEC_PER_MSEC)
+
 bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec)
 {
 	uint64_t demand = w->used_usec;
+	bool stall_counts = !w->stall_excused && !w->no_stall;
+	double share = 1.0;
 
-	if (!w->stall_excused && demand + w->stalled_usec >= demand)
+	if (stall_counts && demand + w->stalled_usec >= demand)
 		demand += w->stalled_usec;
 	if (ret_demand_usec)
 		*ret_demand_usec = demand;
-	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold);
+	/*
+	 * The stall is what the app wanted beyond what it got.  Without it (no
+	 * PSI, or the wait is for our signals) its CPU is judged against what it
+	 * would get: on a loaded machine a runnable task gets @share of a CPU, and
+	 * an app the load holds to that is as busy as one taking a whole CPU on an
+	 * idle machine (docs/decisions.md).
+	 */
+	if (!stall_counts && w->share > 0 && w->share < 1.0) {
+		share = w->share;
+		if (demand <= APP_NOISE_USEC)
+			return false;
+	}
+	return qj_sample_is_busy(demand * NSEC_PER_USEC, w->window_usec, threshold * share);
+}
+
+double qj_demand_share(unsigned cpus, double others)
+{
+	double s = (double)(cpus ? cpus : 1) / ((others > 0 ? others : 0) + 1.0);
+
+	return s < 1.0 ? s : 1.0;
 }
 
 enum qj_task_activity qj_demand_task_verdict(const struct qj_task_window *w)
@@ -57,6 +81,19 @@ uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b
 	return d;
 }
 
+uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *b,
+			     uint64_t window_usec, unsigned threads)
+{
+	uint64_t cpu = sub(b->cpu_ns, a->cpu_ns), wait = 0, most;
+
+	if (b->voluntary == a->voluntary && b->slices > a->slices)
+		wait = sub(b->wait_ns, a->wait_ns);
+	/* Each thread was on a CPU or waiting for one for the window at most. */
+	most = (uint64_t)(threads ? threads : 1) * window_usec * NSEC_PER_USEC;
+	wait = wait < sub(most, cpu) ? wait : sub(most, cpu);
+	return cpu + sub(b->children_ns, a->children_ns) + wait;
+}
+
 enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct qj_demand *b,
 					 uint64_t window_usec, double threshold, bool use_history)
 {
@@ -86,13 +123,15 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 										     QJ_TASK_IDLE;
 }
 
-int qj_sample_open(struct qj_sample *s, pid_t pid)
+int qj_sample_open(struct qj_sample *s, pid_t pid, bool keep)
 {
 	char path[64];
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	s->status_fd = -EBADF;
+	s->fd = s->status_fd = -EBADF;
+	if (!keep)
+		return 0; /* opened by path at each read */
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
@@ -122,6 +161,25 @@ static int pread_text(int fd, char *buf, size_t size)
 	if (n == 0)
 		return -ESRCH;
 	buf[n] = 0;
+	return 0;
+}
+
+int qj_sample_runnable(unsigned *ret)
+{
+	char buf[128];
+	unsigned running, total;
+	_cleanup_close_ int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return negative_errno();
+	r = pread_text(fd, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	/* "0.50 0.40 0.30 RUNNING/TOTAL LASTPID": RUNNING counts the reader too. */
+	if (sscanf(buf, "%*s %*s %*s %u/%u", &running, &total) != 2)
+		return -EBADMSG;
+	*ret = running > 0 ? running - 1 : 0;
 	return 0;
 }
 
@@ -237,26 +295,95 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 	return 0;
 }
 
-int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret)
+/* A single-threaded task whose files are not kept open: opened for this read. */
+static int add_unkept(pid_t pid, char state, struct qj_demand *d)
+{
+	_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	sfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	tfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (tfd < 0)
+		return errno == ENOENT ? -ESRCH : negative_errno();
+	return add_thread(sfd, tfd, state, d);
+}
+
+static long clock_hz(void)
 {
 	static long hz;
-	struct qj_demand d = {};
-	int r;
 
 	if (!hz) {
 		hz = sysconf(_SC_CLK_TCK);
 		if (hz <= 0)
 			hz = 100;
 	}
+	return hz;
+}
+
+int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret)
+{
+	long hz = clock_hz();
+	struct qj_demand d = {};
+	int r;
+
 	/* Threads that exited earlier drop out of the sums: a few ticks of error. */
 	if (st->num_threads > 1)
 		r = add_threads(s->pid, &d);
-	else
+	else if (s->fd >= 0 && s->status_fd >= 0)
 		r = add_thread(s->fd, s->status_fd, st->state, &d);
+	else
+		r = add_unkept(s->pid, st->state, &d);
 	if (r < 0)
 		return r;
 	d.children_ns = (st->cutime + st->cstime) * (1000000000ULL / (uint64_t)hz);
 	*ret = d;
+	return 0;
+}
+
+int qj_sample_restart_status(struct qj_sample *s, const struct qj_proc_stat *st,
+			     const struct qj_proc_status *ps, uint64_t now_usec)
+{
+	char buf[256];
+	struct qj_demand d = {};
+	uint64_t cpu, wait, slices;
+	int r;
+
+	if (st->num_threads > 1)
+		return qj_sample_restart(s, st, now_usec);
+	/* One thread: its status is the process's, read by the caller a moment ago. */
+	if (s->fd >= 0) {
+		r = pread_text(s->fd, buf, sizeof(buf));
+	} else {
+		_cleanup_close_ int fd = -EBADF;
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", s->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? (errno == ENOENT ? -ESRCH : negative_errno()) :
+			     pread_text(fd, buf, sizeof(buf));
+	}
+	if (r < 0)
+		return r;
+	r = qj_proc_schedstat_parse(buf, &cpu, &wait, &slices);
+	if (r < 0)
+		return r;
+	d = (struct qj_demand){ .cpu_ns = cpu,
+				.wait_ns = wait,
+				.slices = slices,
+				.voluntary = ps->voluntary_switches,
+				.nonvoluntary = ps->nonvoluntary_switches,
+				.runnable = st->state == 'R',
+				.runnable_spinner = st->state == 'R' &&
+						    ps->nonvoluntary_switches >=
+							    ps->voluntary_switches };
+	d.children_ns = (st->cutime + st->cstime) * (1000000000ULL / (uint64_t)clock_hz());
+	s->have_base = true;
+	s->t0_usec = now_usec;
+	s->base = d;
 	return 0;
 }
 
@@ -287,8 +414,9 @@ int qj_sample_observe(struct qj_sample *s, const struct qj_proc_stat *st, uint64
 	r = qj_sample_read(s, st, &d);
 	if (r < 0)
 		return r;
-	s->last_ns = qj_demand_delta_ns(&s->base, &d);
 	s->last_window_usec = now_usec - s->t0_usec;
+	/* The figure the kill log gives; the verdict below weighs the raw demand. */
+	s->last_ns = qj_demand_window_ns(&s->base, &d, s->last_window_usec, st->num_threads);
 	*ret = qj_demand_classify(&s->base, &d, s->last_window_usec, threshold, use_history);
 	s->t0_usec = now_usec;
 	s->base = d;

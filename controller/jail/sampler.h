@@ -33,7 +33,7 @@ struct qj_demand {
 struct qj_sample {
 	pid_t pid;
 	int fd; /* kept /proc/PID/schedstat: one pread per window for single-threaded tasks */
-	int status_fd; /* kept /proc/PID/status */
+	int status_fd; /* kept /proc/PID/status; both -EBADF when not kept */
 	bool have_base;
 	uint64_t t0_usec;
 	struct qj_demand base;
@@ -48,11 +48,22 @@ struct qj_sample {
  * would look gone) or reads no run time (every task would look idle).
  */
 int qj_sample_check(const char *proc_dir);
-int qj_sample_open(struct qj_sample *s, pid_t pid);
+/*
+ * Starts sampling @pid.  @keep: keep its /proc files open (one pread each per
+ * read); else they are opened at each read, for when fds are scarce (10,000
+ * tasks under a 20,000-fd limit).
+ */
+int qj_sample_open(struct qj_sample *s, pid_t pid, bool keep);
 void qj_sample_close(struct qj_sample *s);
 int qj_sample_read(struct qj_sample *s, const struct qj_proc_stat *st, struct qj_demand *ret);
 /* Starts a new window at @now. */
 int qj_sample_restart(struct qj_sample *s, const struct qj_proc_stat *st, uint64_t now_usec);
+/*
+ * The same, for a process whose /proc/PID/status (@ps) the caller read just
+ * before: a single-threaded one's is not read again.
+ */
+int qj_sample_restart_status(struct qj_sample *s, const struct qj_proc_stat *st,
+			     const struct qj_proc_status *ps, uint64_t now_usec);
 /*
  * When a window of at least @window_usec has passed since the last restart:
  * classifies (BUSY, IDLE, or UNKNOWN for a starved window), starts the next
@@ -68,15 +79,35 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 					 uint64_t window_usec, double threshold, bool use_history);
 /* Pure: the demand between two readings (see the header comment). */
 uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b);
+/*
+ * Pure: the demand between two readings as a figure of the window from @a to @b,
+ * @window_usec long, of a process with @threads threads: its CPU and its reaped
+ * children's as the kernel counted them, and its run-queue wait no longer than
+ * its threads can have waited within the window.  The kernel brings a starved
+ * task's wait up to date only when it runs: 16 s of wait could land in a 300 ms
+ * window, and the kill log said "busy, 16,040 ms of 300 ms".
+ */
+uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *b,
+			     uint64_t window_usec, unsigned threads);
 /* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
 bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
+
+/* Runnable tasks on the machine now, the caller not counted (/proc/loadavg). */
+int qj_sample_runnable(unsigned *ret);
 
 /* One window of an app's cgroup: the unit of demand. */
 struct qj_app_window {
 	uint64_t used_usec; /* cpu.stat usage_usec over the window */
 	uint64_t stalled_usec; /* cpu.pressure "some" stall over the window (0 without PSI) */
 	bool stall_excused; /* the stall is tasks still to take a signal of ours */
+	bool no_stall; /* no PSI: no stall figure at all */
 	uint64_t window_usec;
+	/*
+	 * What a runnable task got of one CPU on this machine over the window
+	 * (qj_demand_share()); 0 when unknown: a whole CPU.  Weighs the CPU alone,
+	 * when no stall says what the app wanted beyond it (excused, or no PSI).
+	 */
+	double share;
 };
 /*
  * Pure: the app's demand over @w (its CPU time, plus its stall unless excused: a task
@@ -84,11 +115,16 @@ struct qj_app_window {
  * exceeds @threshold of one CPU.
  */
 bool qj_demand_app_busy(const struct qj_app_window *w, double threshold, uint64_t *ret_demand_usec);
+/*
+ * Pure: what one runnable task gets of a CPU on @cpus CPUs (0: one) that @others
+ * runnable tasks outside the jail want too: at most a whole CPU.
+ */
+double qj_demand_share(unsigned cpus, double others);
 
 /* What a task's verdict may borrow from its app's window. */
 struct qj_task_window {
 	enum qj_task_activity activity; /* the task's own verdict (qj_sample_observe) */
-	unsigned spawned; /* processes it started during the window */
+	unsigned spawned; /* processes it started during the window, gone by its end */
 	bool acted_on; /* a rung of this cycle was applied to it */
 	bool runnable; /* 'R' in /proc/PID/stat now */
 	bool signal_pending; /* the signal of its last rung was seen pending in the window */
@@ -100,7 +136,8 @@ struct qj_task_window {
 };
 /*
  * Pure: the task's verdict.  An idle forker (two or more processes started in the
- * window) of a busy app is busy: its children are too short-lived to be caught.  A task
+ * window and gone by its end) of a busy app is busy: its children are too
+ * short-lived to be caught.  A task
  * acted on and starved since (no complete window), runnable, of an app judged busy is
  * busy: that want is its own (a SIGTERM it ignores, starved at the idle class).  A busy
  * task acted on whose signal was pending in the window is unknown: what it wanted the

@@ -186,6 +186,56 @@ static void test_killlog_rotation(void **state)
 	collect_done(&c);
 }
 
+/*
+ * Deferred sync (one fsync a quiesce step): every record is in the file as soon
+ * as it is appended, a rotation while records wait keeps them all, and
+ * qj_killlog_sync() and qj_killlog_free() end the deferral with nothing lost.
+ */
+static void test_killlog_deferred_sync(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct qj_killlog_stats ks;
+	struct collect c = {};
+	char p[128];
+	int n = 0;
+
+	assert_int_equal(qj_killlog_open(f->path, 1500, 3, &l), 0);
+	qj_killlog_defer_sync(l);
+	for (int i = 0; i < 8; i++) {
+		struct qj_kill_record r = rec(1, "busy", 100 + i, "sigstop");
+
+		assert_int_equal(qj_killlog_append(l, &r), 0);
+		/* Written at once: a reader (and a daemon restarted after a crash) sees it. */
+		assert_int_equal(
+			read_all(f->path, &(struct qj_killlog_filter){ .pid = 100 + i }, &c), 1);
+		collect_done(&c);
+	}
+	assert_int_equal(qj_killlog_sync(l), 0);
+	qj_killlog_get_stats(l, &ks);
+	assert_int_equal(ks.lost, 0);
+	qj_killlog_defer_sync(l);
+	{
+		struct qj_kill_record r = rec(2, "busy", 200, "sigstop");
+
+		assert_int_equal(qj_killlog_append(l, &r), 0);
+	}
+	l = qj_killlog_free(l); /* syncs what waits */
+	/* All nine, across the live file and its rotations. */
+	n += read_all(f->path, NULL, &c);
+	collect_done(&c);
+	for (int k = 1; k <= 3; k++) {
+		snprintf(p, sizeof(p), "%s.%d", f->path, k);
+		if (access(p, F_OK) == 0) {
+			n += read_all(p, NULL, &c);
+			collect_done(&c);
+		}
+	}
+	assert_int_equal(n, 9);
+	snprintf(p, sizeof(p), "%s.1", f->path);
+	assert_int_equal(access(p, F_OK), 0); /* it did rotate while records waited */
+}
+
 static void write_secret(const struct fixture *f, char *secret, size_t size)
 {
 	FILE *s;
@@ -487,6 +537,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_killlog_append_read_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_deferred_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_refuses_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_refuses_untrusted_dir, setup,
 						teardown),
