@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "log.h"
+#include "procfs.h"
 #include "util.h"
 
 enum idle_knob {
@@ -146,8 +147,11 @@ int qj_cgroup_detect(enum qj_cg_layout *ret, char **ret_v2_mount)
 	_cleanup_free_ char *v2 = NULL;
 	size_t cap = 0;
 	bool v1 = false;
+	char path[QJ_PROCFS_PATH_MAX];
 
-	f = fopen("/proc/self/mountinfo", "re");
+	if (qj_procfs_path(path, sizeof(path), "self/mountinfo") < 0)
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
 	if (!f)
 		return negative_errno();
 	while (getline(&line, &cap, f) > 0) {
@@ -655,12 +659,12 @@ static int app_file(const struct qj_cgroup *c, const char *app, const char *name
 
 int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 {
-	char taskdir[64];
+	char taskdir[QJ_PROCFS_PATH_MAX];
 	int moved, r = 0;
 
 	if (!c->cpu_path)
 		return 0;
-	snprintf(taskdir, sizeof(taskdir), "/proc/%d/task", pid);
+	qj_procfs_path(taskdir, sizeof(taskdir), "%d/task", pid);
 	/* v1 membership is per thread; threads created meanwhile: another pass. */
 	for (int pass = 0; pass < 3; pass++) {
 		_cleanup_free_ char *tasks = v1_knob_path(c, app, "tasks");
@@ -711,12 +715,12 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
 {
 	_cleanup_free_ char *s = NULL, *want = v1_app_rel(c, app);
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
 	if (!want)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
 	r = qj_read_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -775,11 +779,11 @@ int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid)
 int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
 {
 	_cleanup_free_ char *s = NULL;
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	size_t rel = strlen(c->v2_rel);
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
 	r = qj_read_file(path, &s);
 	if (r == -ENOENT)
 		return -ESRCH;

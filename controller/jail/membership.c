@@ -26,6 +26,7 @@
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
+#include "procfs.h"
 #include "procmon.h"
 #include "procread.h"
 #include "sampler.h"
@@ -315,7 +316,7 @@ int qj_eng_on_event(const struct qj_proc_event *ev, void *ud)
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir(qj_procfs_root());
 	struct dirent *de;
 	int r;
 
