@@ -94,6 +94,12 @@ int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 
 		if (t->gone || strcmp(t->app, a->name) != 0 || ops->reached(t))
 			continue;
+		/*
+		 * Its own ladder went further than the group's (continued by another after
+		 * the group's stop, it was sent its next rung): the sweep leaves it to it.
+		 */
+		if (t->ladder.rung > a->ladder.rung)
+			continue;
 		r = ops->task(e, a, t);
 		if (r == -ESRCH) {
 			qj_eng_mark_gone(e, t);

@@ -487,6 +487,63 @@ static void test_twin_ladders_two_apps(void **state)
 			   NULL));
 }
 
+/*
+ * Both ladders on one app in one step: while the group's stop sweep runs, a task of it
+ * continued by another goes on from the group's rung on its own ladder (SIGTERM), and the
+ * sweep leaves it alone: its own ladder is further along.  (The sweep stopped it again,
+ * logged its SIGTERM "ignored" the moment it was sent, took it for a fork outrunning the
+ * sweep and sent the whole group SIGTERM.)  In the same step another app's busy task is
+ * stopped by its own rung.
+ */
+static void test_twin_ladders_same_app(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *a1 = kid_new(f, "a"), *a2 = kid_new(f, "a"), *b1 = kid_new(f, "b");
+	uint64_t now = T0;
+
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 0);
+	now += 300 * MS;
+	kid_window(f, a1, false, 300 * MS);
+	kid_window(f, a2, false, 300 * MS);
+	kid_window(f, b1, false, 300 * MS);
+	app_usage(f, 0, 250 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(f->e->apps[0].ladder.rung, 0); /* group SIGSTOP on a */
+	assert_int_equal(f->e->apps[1].ladder.rung, -1);
+	assert_true(kid_waited(a1, WSTOPPED));
+	assert_true(kid_waited(a2, WSTOPPED));
+	a2->state = 'T';
+	kid_write(f, a2);
+	/* a1 is continued by another process and spins; b1 turns busy on its own. */
+	assert_int_equal(pidfd_send_signal(a1->pidfd, SIGCONT, NULL, 0), 0);
+	kid_window(f, a1, true, 300 * MS);
+	now += 300 * MS;
+	kid_window(f, b1, true, 300 * MS);
+	app_usage(f, 1, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(task_of(f, a1)->ladder.rung, 1); /* its own ladder, from the group's */
+	assert_true(task_of(f, a1)->killed_by_us);
+	assert_int_equal(f->e->apps[0].ladder.rung, 0); /* the group's stays */
+	assert_false(f->e->apps[0].g_sweeping); /* every other task of a is stopped */
+	assert_true(task_of(f, a1)->ladder.pending); /* its SIGTERM's record waits */
+	if (f->log)
+		assert_false(logged(f, "\"action\":\"SIGTERM\"", NULL));
+	assert_int_equal(task_of(f, b1)->ladder.rung, 0); /* b's task rung, same step */
+	assert_true(task_of(f, b1)->undo.stopped);
+	assert_int_equal(f->e->apps[1].ladder.rung, -1); /* b1 explains its app */
+	assert_true(kid_waited(b1, WSTOPPED));
+	assert_int_equal(waitid(P_PIDFD, (id_t)a1->pidfd, &(siginfo_t){}, WEXITED | WNOWAIT), 0);
+	b1->state = 'T';
+	kid_write(f, b1);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	if (f->log) /* the SIGTERM took: killed, logged once, not "ignored" */
+		assert_true(logged(f, "\"pid\":", "\"action\":\"SIGTERM\"",
+				   "\"outcome\":\"killed\"", NULL));
+	if (f->log)
+		assert_false(logged(f, "\"action\":\"SIGTERM\"", "\"outcome\":\"ignored\"", NULL));
+}
+
 /* The rung operations table: one row an action, read by the step instead of its ifs. */
 static void test_rung_ops_rows(void **state)
 {
@@ -511,6 +568,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_twin_ladders_same_app, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rung_ops_rows, setup, teardown),
 	};
 
