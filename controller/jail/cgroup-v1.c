@@ -12,10 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup-v1.h"
 #include "fileio.h"
 #include "util.h"
-
-#include "cgroup-internal.h"
 
 static int lcg_errno(int r)
 {
@@ -51,18 +50,18 @@ int qj_cgv1_rel(const char *cpu_path, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-char *qj_cgv1_app_rel(const struct qj_cgroup *c, const char *app)
+char *qj_cgv1_app_rel(const struct qj_cgv1 *c, const char *app)
 {
 	return app ? qj_cg_join(c->cpu_rel, app) : strdup(c->cpu_rel);
 }
 
-static char *v1_app_path(const struct qj_cgroup *c, const char *app)
+static char *v1_app_path(const struct qj_cgv1 *c, const char *app)
 {
 	return app ? qj_cg_join(c->cpu_path, app) : strdup(c->cpu_path);
 }
 
 /* A knob file of an app's v1 cpu group (the jail's own for @app NULL). */
-char *qj_cgv1_knob_path(const struct qj_cgroup *c, const char *app, const char *knob)
+char *qj_cgv1_knob_path(const struct qj_cgv1 *c, const char *app, const char *knob)
 {
 	_cleanup_free_ char *dir = v1_app_path(c, app);
 
@@ -70,7 +69,7 @@ char *qj_cgv1_knob_path(const struct qj_cgroup *c, const char *app, const char *
 }
 
 /* Creates a v1 cpu group through libcgroup (it needs a controller or it does nothing). */
-int qj_cgv1_create(const struct qj_cgroup *c, const char *app)
+int qj_cgv1_create(const struct qj_cgv1 *c, const char *app)
 {
 	_cleanup_free_ char *rel = qj_cgv1_app_rel(c, app);
 	_cleanup_free_ char *path = v1_app_path(c, app);
@@ -97,7 +96,7 @@ int qj_cgv1_create(const struct qj_cgroup *c, const char *app)
 	return r;
 }
 
-int qj_cgv1_set(const struct qj_cgroup *c, const char *app, const char *knob, int64_t v)
+int qj_cgv1_set(const struct qj_cgv1 *c, const char *app, const char *knob, int64_t v)
 {
 	_cleanup_free_ char *rel = qj_cgv1_app_rel(c, app);
 	struct cgroup_controller *ctl;
@@ -126,7 +125,7 @@ int qj_cgv1_set(const struct qj_cgroup *c, const char *app, const char *knob, in
 	return r;
 }
 
-int qj_cgv1_get(const struct qj_cgroup *c, const char *app, const char *knob, int64_t *ret)
+int qj_cgv1_get(const struct qj_cgv1 *c, const char *app, const char *knob, int64_t *ret)
 {
 	_cleanup_free_ char *rel = qj_cgv1_app_rel(c, app);
 	struct cgroup_controller *ctl;
@@ -159,7 +158,7 @@ int qj_cgv1_get(const struct qj_cgroup *c, const char *app, const char *knob, in
 	return r;
 }
 
-int qj_cgv1_attach(const struct qj_cgroup *c, const char *app, pid_t tid)
+int qj_cgv1_attach(const struct qj_cgv1 *c, const char *app, pid_t tid)
 {
 	_cleanup_free_ char *rel = qj_cgv1_app_rel(c, app);
 	struct cgroup *cg;

@@ -15,13 +15,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup-v1.h"
 #include "cgroup.h"
 #include "fileio.h"
 #include "log.h"
 #include "procfs.h"
 #include "util.h"
 
-#include "cgroup-internal.h"
+enum idle_knob {
+	KNOB_NONE,
+	KNOB_V2_IDLE,
+	KNOB_V2_WEIGHT,
+	KNOB_V1_IDLE,
+	KNOB_V1_SHARES,
+	_KNOB_MAX,
+};
+
+struct qj_cgroup {
+	enum qj_cg_layout layout;
+	char *path; /* v2 jail directory */
+	char *v2_mount;
+	char *v2_rel; /* path relative to the v2 mount, starting with '/' */
+	struct qj_cgv1 v1;
+	enum idle_knob knob;
+	bool idle_applied;
+	int64_t idle_old;
+};
 
 static const char *const knob_names[_KNOB_MAX] = {
 	[KNOB_NONE] = "none",
@@ -99,9 +118,10 @@ static void log_knobs(const struct qj_cgroup *c)
 			strncat(have, v2_knobs[i], sizeof(have) - strlen(have) - 1);
 		}
 	log_debug("Jail %s: layout %s, cgroup2 knobs:%s; v1 cpu %s%s%s, idle knob %s", c->path,
-		  qj_cg_layout_to_string(c->layout), have, c->cpu_path ? c->cpu_path : "unused",
-		  c->cpu_path && file_exists(c->cpu_path, "cpu.idle") ? " (cpu.idle)" : "",
-		  c->libcgroup ? " via libcgroup" : "", knob_names[c->knob]);
+		  qj_cg_layout_to_string(c->layout), have,
+		  c->v1.cpu_path ? c->v1.cpu_path : "unused",
+		  c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.idle") ? " (cpu.idle)" : "",
+		  c->v1.libcgroup ? " via libcgroup" : "", knob_names[c->knob]);
 }
 
 static enum idle_knob pick_knob(const struct qj_cgroup *c)
@@ -110,9 +130,9 @@ static enum idle_knob pick_knob(const struct qj_cgroup *c)
 		return KNOB_V2_IDLE;
 	if (file_exists(c->path, "cpu.weight"))
 		return KNOB_V2_WEIGHT;
-	if (c->cpu_path && file_exists(c->cpu_path, "cpu.idle"))
+	if (c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.idle"))
 		return KNOB_V1_IDLE;
-	if (c->cpu_path && file_exists(c->cpu_path, "cpu.shares"))
+	if (c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.shares"))
 		return KNOB_V1_SHARES;
 	return KNOB_NONE;
 }
@@ -165,16 +185,16 @@ int qj_cgroup_new(const char *path, const char *cpu_path, struct qj_cgroup **ret
 		if (slash)
 			*slash = 0;
 		if (slash && stat(parent, &st) == 0) {
-			c->cpu_path = strdup(cpu_path);
-			if (!c->cpu_path) {
+			c->v1.cpu_path = strdup(cpu_path);
+			if (!c->v1.cpu_path) {
 				r = -ENOMEM;
 				goto fail;
 			}
-			c->libcgroup = cgroup_init() == 0 &&
-				       qj_cgv1_rel(cpu_path, &c->cpu_rel) == 0;
-			if (!c->libcgroup)
+			c->v1.libcgroup = cgroup_init() == 0 &&
+					  qj_cgv1_rel(cpu_path, &c->v1.cpu_rel) == 0;
+			if (!c->v1.libcgroup)
 				log_debug("libcgroup does not serve v1 cpu here, using raw files");
-			r = qj_cgv1_create(c, NULL);
+			r = qj_cgv1_create(&c->v1, NULL);
 			if (r < 0) {
 				log_debug_errno(r, "Failed to create v1 cpu group %s: %m",
 						cpu_path);
@@ -198,8 +218,8 @@ struct qj_cgroup *qj_cgroup_free(struct qj_cgroup *c)
 	free(c->path);
 	free(c->v2_mount);
 	free(c->v2_rel);
-	free(c->cpu_path);
-	free(c->cpu_rel);
+	free(c->v1.cpu_path);
+	free(c->v1.cpu_rel);
 	free(c);
 	return NULL;
 }
@@ -226,8 +246,8 @@ int qj_cgroup_app_create(struct qj_cgroup *c, const char *app)
 		return -ENOMEM;
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		return negative_errno();
-	if (c->cpu_path)
-		return qj_cgv1_create(c, app);
+	if (c->v1.cpu_path)
+		return qj_cgv1_create(&c->v1, app);
 	return 0;
 }
 
@@ -240,8 +260,8 @@ int qj_cgroup_app_remove(struct qj_cgroup *c, const char *app)
 		return -ENOMEM;
 	if (rmdir(p) < 0 && errno != ENOENT)
 		r = negative_errno();
-	if (c->cpu_path) {
-		_cleanup_free_ char *v1 = qj_cg_join(c->cpu_path, app);
+	if (c->v1.cpu_path) {
+		_cleanup_free_ char *v1 = qj_cg_join(c->v1.cpu_path, app);
 
 		/* rmdir is what libcgroup's delete does for an empty group, minus task migration. */
 		if (!v1)
@@ -258,7 +278,7 @@ int qj_cgroup_remove(struct qj_cgroup *c)
 
 	if (rmdir(c->path) < 0 && errno != ENOENT)
 		r = negative_errno();
-	if (c->cpu_path && rmdir(c->cpu_path) < 0 && errno != ENOENT && r == 0)
+	if (c->v1.cpu_path && rmdir(c->v1.cpu_path) < 0 && errno != ENOENT && r == 0)
 		r = negative_errno();
 	return r;
 }
@@ -405,12 +425,12 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 	char taskdir[QJ_PROCFS_PATH_MAX];
 	int moved, r = 0;
 
-	if (!c->cpu_path)
+	if (!c->v1.cpu_path)
 		return 0;
 	qj_procfs_path(taskdir, sizeof(taskdir), "%d/task", pid);
 	/* v1 membership is per thread; threads created meanwhile: another pass. */
 	for (int pass = 0; pass < 3; pass++) {
-		_cleanup_free_ char *tasks = qj_cgv1_knob_path(c, app, "tasks");
+		_cleanup_free_ char *tasks = qj_cgv1_knob_path(&c->v1, app, "tasks");
 		pid_t *in = NULL;
 		size_t n_in = 0;
 		DIR *d;
@@ -437,7 +457,7 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 				have = in[i] == tid;
 			if (have)
 				continue;
-			r = qj_cgv1_attach(c, app, tid);
+			r = qj_cgv1_attach(&c->v1, app, tid);
 			if (r == -ESRCH || r == -ENOENT)
 				continue; /* thread exited */
 			if (r < 0)
@@ -457,7 +477,7 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 /* Is @pid's (leader's) v1 cpu group @app's?  1 yes, 0 no, -ESRCH gone. */
 static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
 {
-	_cleanup_free_ char *s = NULL, *want = qj_cgv1_app_rel(c, app);
+	_cleanup_free_ char *s = NULL, *want = qj_cgv1_app_rel(&c->v1, app);
 	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
@@ -491,7 +511,7 @@ int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 {
 	int r;
 
-	if (!c->cpu_path)
+	if (!c->v1.cpu_path)
 		return 0;
 	r = v1_is_in(c, app, pid);
 	if (r != 0)
@@ -653,9 +673,9 @@ static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 		*ret = strtoll(s, NULL, 10);
 		return 0;
 	case KNOB_V1_IDLE:
-		return qj_cgv1_get(c, NULL, "cpu.idle", ret);
+		return qj_cgv1_get(&c->v1, NULL, "cpu.idle", ret);
 	case KNOB_V1_SHARES:
-		return qj_cgv1_get(c, NULL, "cpu.shares", ret);
+		return qj_cgv1_get(&c->v1, NULL, "cpu.shares", ret);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -675,9 +695,9 @@ static int knob_set(struct qj_cgroup *c, enum idle_knob k, int64_t v)
 		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 		return qj_write_file(p, buf);
 	case KNOB_V1_IDLE:
-		return qj_cgv1_set(c, NULL, "cpu.idle", v);
+		return qj_cgv1_set(&c->v1, NULL, "cpu.idle", v);
 	case KNOB_V1_SHARES:
-		return qj_cgv1_set(c, NULL, "cpu.shares", v);
+		return qj_cgv1_set(&c->v1, NULL, "cpu.shares", v);
 	default:
 		return -EOPNOTSUPP;
 	}

@@ -32,7 +32,7 @@
 #include "sampler.h"
 #include "util.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name)
 {

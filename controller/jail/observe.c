@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static bool app_frozen(struct qj_engine *e, const char *app)
 {

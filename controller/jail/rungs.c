@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static uint64_t realtime_now(void)
 {

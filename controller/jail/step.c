@@ -13,7 +13,7 @@
 #include "escape.h"
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 int qj_eng_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec)
 {

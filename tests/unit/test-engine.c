@@ -31,7 +31,7 @@
 #include "procfs.h"
 #include "util.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 #define MS USEC_PER_MSEC
 #define T0 (1000 * USEC_PER_SEC)
