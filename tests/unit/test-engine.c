@@ -389,6 +389,39 @@ static void test_task_rung_stop_blocked(void **state)
 	assert_true(kid_waited(k, WCONTINUED));
 }
 
+/*
+ * A task's executable is read when it is first acted on, not when the quiesce begins
+ * (10,000 tasks are tracked in one step): an idle one's is never read, and the record
+ * of a task that exec'd since the beginning names what it runs when stopped.
+ */
+static void test_task_exe_read_when_acted(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a"), *idle = kid_new(f, "b");
+	char path[PATH_MAX];
+	uint64_t now = T0;
+
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_null(task_of(f, k)->exe);
+	assert_int_equal(step(f, now), 0);
+	snprintf(path, sizeof(path), "%s/%d/exe", f->proc, k->pid);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/usr/bin/qj-fake-exec", path), 0);
+	now += 300 * MS;
+	kid_window(f, k, true, 300 * MS);
+	kid_window(f, idle, false, 300 * MS);
+	app_usage(f, 0, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_true(kid_waited(k, WSTOPPED));
+	assert_string_equal(task_of(f, k)->exe, "/usr/bin/qj-fake-exec");
+	assert_null(task_of(f, idle)->exe);
+	k->state = 'T';
+	kid_write(f, k);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	assert_true(logged(f, "\"action\":\"SIGSTOP\"", "\"outcome\":\"blocked\"",
+			   "\"exe\":\"/usr/bin/qj-fake-exec\"", NULL));
+}
+
 /* Continued by another process: the task's own ladder goes on to SIGTERM. */
 static void test_task_continued_escalates(void **state)
 {
@@ -565,6 +598,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_observe_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_rung_stop_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_exe_read_when_acted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
