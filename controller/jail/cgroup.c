@@ -526,7 +526,7 @@ static int read_pid_cgroup(pid_t pid, char **ret)
 	int r;
 
 	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
-	r = qj_read_file(path, ret);
+	r = qj_read_record_file(path, ret);
 	return r == -ENOENT ? -ESRCH : r;
 }
 
