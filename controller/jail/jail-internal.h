@@ -239,6 +239,7 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+	bool strikes_dirty; /* a strike counted that the state file has not fsync'd yet */
 	int keep_fds_below; /* a task's /proc files are kept open when its pidfd is below */
 	/* The machine's load, for an app's share of it (qj_demand_share()). */
 	unsigned cpus;
