@@ -29,12 +29,13 @@ import sys
 import threading
 import time
 
-MANAGERS = ["load", "android", "android-trusted", "qosjail"]
+MANAGERS = ["load", "android", "android-trusted", "qosjail", "qosjail-dark"]
 TITLES = {
     "load": "1 load-based idle suspend",
     "android": "2 Android, wake locks for all",
     "android-trusted": "3 Android, trusted wake locks",
     "qosjail": "4 qosjail",
+    "qosjail-dark": "4 qosjail, dark_wake: keep-quiesced",
 }
 MODEM_FIRST, MODEM_PERIOD, MODEM_MS = 30, 60, 200
 MUSIC_SLEPT_S = 0.1  # a window is honoured when the machine did not sleep while it played
@@ -329,7 +330,7 @@ def write_page(run, plan, args, out):
     (QEMU's SUSPEND/WAKEUP as cycles, the trusted programs' needs and wake locks as
     hold rows) drawn by the same code (bench-day-page)."""
     L = run["lines"]
-    if run["manager"] == "qosjail":
+    if run["manager"].startswith("qosjail"):
         # The daemon's own page (qosjailctl report --html in the guest), beside the one
         # drawn here from its kill log and the day's lines like the other managers'.
         try:
@@ -346,7 +347,7 @@ def write_page(run, plan, args, out):
     recs, s_at, k = [], None, 0
     for x in L:
         for tag in ("QJ-DAY: KILLLOG ", "QJ-DAY: SUMMARY "):
-            if tag in x and run["manager"] == "qosjail":
+            if tag in x and run["manager"].startswith("qosjail"):
                 try:
                     recs.append(json.loads(x.split(tag, 1)[1]))
                 except ValueError:

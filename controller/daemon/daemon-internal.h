@@ -81,6 +81,10 @@ static inline uint64_t qj_daemon_now(void)
 
 /* Carries out the cycle's @actions (QJ_CYCLE_DO_*) and re-arms the timer. */
 void qj_daemon_apply(struct qj_daemon *d, unsigned actions);
+/* darkwake.c: QJ_CYCLE_DO_KEEP, QJ_CYCLE_DO_QUIESCE_KEPT, a DO_RESTORE of a kept jail. */
+void qj_daemon_dark_keep(struct qj_daemon *d);
+void qj_daemon_dark_quiesce(struct qj_daemon *d);
+void qj_daemon_dark_restore(struct qj_daemon *d);
 /* The hold count changed: tells the cycle and carries out what it says. */
 void qj_daemon_holds_changed(struct qj_daemon *d);
 /*

@@ -129,6 +129,9 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
 		d->quiesce_begin_usec = qj_daemon_now();
+		if (d->killlog) /* its summary says when it began (the sleep is not in window_ms) */
+			(void)qj_killlog_cycle_begin(d->killlog, d->cycle.id,
+						     now_usec(CLOCK_REALTIME));
 		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
 		r = qj_power_prepare(d->power);
 		if (r < 0) {
@@ -147,6 +150,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 			}
 		}
 	}
+	if (actions & QJ_CYCLE_DO_QUIESCE_KEPT)
+		qj_daemon_dark_quiesce(d);
 	if (actions & QJ_CYCLE_DO_QUIESCE_STEP)
 		quiesce_step(d);
 	if (actions & QJ_CYCLE_DO_BACKEND_START) {
@@ -166,7 +171,9 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 		qj_power_interrupt(d->power);
 		d->interrupt_resend_usec = qj_daemon_now() + INTERRUPT_RESEND_USEC;
 	}
-	if (actions & QJ_CYCLE_DO_RESTORE) {
+	if ((actions & QJ_CYCLE_DO_RESTORE) && d->cycle.restoring_kept) {
+		qj_daemon_dark_restore(d);
+	} else if (actions & QJ_CYCLE_DO_RESTORE) {
 		const char *why = qj_cycle_result_to_string(d->cycle.last_result);
 
 		if (d->engine) {
@@ -178,6 +185,8 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 		qj_metrics_cycle_ended(&d->metrics, d->cycle.last_result);
 		qj_daemon_write_metrics(d);
 	}
+	if (actions & QJ_CYCLE_DO_KEEP)
+		qj_daemon_dark_keep(d);
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
 		qj_daemon_process_deferred(d);
 	qj_events_sync(d, true); /* "resumed" after the restore */
@@ -357,6 +366,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
 	qj_cycle_set_delays(&d->cycle, qj_events_n_delays(d->events), p->max_delay_usec);
+	qj_cycle_set_keep_quiesced(&d->cycle, p->dark_wake_keep);
 	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);
 	d->policy = p;
@@ -714,6 +724,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, qj_daemon_now());
 	qj_cycle_set_delays(&d->cycle, 0, d->policy->max_delay_usec);
+	qj_cycle_set_keep_quiesced(&d->cycle, d->policy->dark_wake_keep);
 	/* Number on from the kill log, so that a cycle id names one cycle there. */
 	if (d->killlog)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);

@@ -227,8 +227,16 @@ void qj_events_sync(struct qj_daemon *d, bool end)
 		uint64_t id = e->open_cycle;
 
 		e->open_cycle = 0;
-		send_all(d, json_pack("{s:s,s:I,s:s}", "event", "resumed", "cycle", (json_int_t)id,
-				      "result", qj_cycle_result_to_string(cy->last_result)));
+		/* jail: whether it runs again or stays quiesced after a dark wake. */
+		send_all(d,
+			 json_pack("{s:s,s:I,s:s,s:s}", "event", "resumed", "cycle", (json_int_t)id,
+				   "result", qj_cycle_result_to_string(cy->last_result), "jail",
+				   cy->kept ? "kept-quiesced" : "restored"));
 	}
 	settle_delays(d);
+}
+
+void qj_events_jail_restored(struct qj_daemon *d, uint64_t cycle)
+{
+	send_all(d, json_pack("{s:s,s:I}", "event", "restored", "cycle", (json_int_t)cycle));
 }

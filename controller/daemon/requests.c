@@ -365,6 +365,8 @@ static void handle_status(struct qj_daemon *d, struct qj_ipc_client *c, struct q
 		reply(c, NULL, -1);
 		return;
 	}
+	/* suspend.dark_wake: the jail stays quiesced since the last suspend, until a hold. */
+	(void)json_object_set_new(j, "kept_quiesced", json_boolean(d->cycle.kept));
 	(void)json_object_set_new(
 		j, "last",
 		json_pack("{s:s,s:s?,s:I}", "result",

@@ -214,6 +214,10 @@ struct qj_engine {
 	struct consent *consents;
 	size_t n_consents;
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
+
+	/* darkwake.c: quiesced since the last suspend, and the jail's usage then. */
+	bool kept;
+	uint64_t kept_usage_usec;
 };
 
 /* engine.c */

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Dark wakes (suspend.dark_wake: keep-quiesced, docs/decisions.md): after a suspend that
+ * returned with no trusted hold the jail stays as the quiesce left it (stopped, frozen,
+ * QOS_NONE, idle CPU class), and the next cycle takes it over without a sample window
+ * when nothing in it ran since.  Anything that did run (cpu.stat moved, a task was
+ * continued by someone else, a new process came) makes the next cycle start over: the
+ * jail is restored and quiesced as if it had never been kept.
+ */
+#include <inttypes.h>
+#include <signal.h>
+
+#include "engine-internal.h"
+#include "log.h"
+
+/*
+ * A task's record waiting for its outcome: the quiesce is complete, so it took effect.
+ * The same record as engine.c's log_action() (to be shared once engine.c is split).
+ */
+static void log_pending(struct qj_engine *e, struct task *t)
+{
+	struct app_state *a = qj_eng_app_state(e, t->app);
+	const struct qj_rung *rung = &e->p->rungs[t->rung];
+	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, t->app);
+	struct qj_kill_record rec = {
+		.ts_usec = t->applied_realtime_usec,
+		.cycle = e->cycle,
+		.app = t->app,
+		.pid = t->pid,
+		.comm = t->comm,
+		.exe = t->exe,
+		.uid = t->uid,
+		.cgroup = cg,
+		.action = qj_action_to_string(rung->action),
+		.rung = t->rung,
+		.rung_name = rung->name,
+		.reason = t->pending_reason,
+		.cpu_ms = t->pending_cpu_ms,
+		.window_ms = t->pending_window_ms,
+		.outcome = "blocked",
+		.strikes = a ? a->strikes + a->struck : 0,
+	};
+	int r;
+
+	t->pending = false;
+	if (!e->log)
+		return;
+	r = qj_killlog_append(e->log, &rec);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
+}
+
+/* The summary of a cycle whose jail is kept: the same fields as the restore's, kept: true. */
+static void write_kept_summary(struct qj_engine *e, const char *why, uint64_t now)
+{
+	uint64_t usage = 0;
+	unsigned tasks = 0;
+	json_t *o;
+	int r;
+
+	if (!e->log)
+		return;
+	for (size_t i = 0; i < e->n_tasks; i++)
+		tasks += !e->tasks[i].gone;
+	(void)qj_cgroup_usage_usec(e->cg, NULL, &usage);
+	/* begin_ts: the kill log adds the one the daemon noted (qj_killlog_cycle_begin()). */
+	o = json_pack(
+		"{s:I,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "cycle",
+		(json_int_t)e->cycle, "action", "summary", "reason", why, "outcome", "quiesced",
+		"kept", 1, "quiesce_ms", (json_int_t)((e->quiesced_usec - e->begin_usec) / 1000),
+		"window_ms", (json_int_t)((now - e->begin_usec) / 1000), "cpu_ms",
+		(json_int_t)(usage > e->jail_usage_begin ? (usage - e->jail_usage_begin) / 1000 :
+							   0),
+		"tasks", (int)tasks, "actions", (int)e->n_actions, "stopped",
+		(int)e->n_stopped_cycle, "killed", (int)e->n_killed, "continued", 0, "thawed", 0,
+		"seen", (int)e->n_tasks);
+	if (!o)
+		return;
+	r = qj_killlog_append_json(e->log, o);
+	json_decref(o);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
+}
+
+int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	int r;
+
+	if (!e->quiescing || !e->quiesced_usec)
+		return -ESTALE;
+	if (e->log)
+		qj_killlog_defer_sync(e->log);
+	for (size_t i = 0; i < e->n_tasks; i++)
+		if (e->tasks[i].pending && !e->tasks[i].gone && e->tasks[i].rung >= 0)
+			log_pending(e, &e->tasks[i]);
+	/* The cycle ended: its strikes count, as at a restore. */
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].struck) {
+			e->apps[i].strikes++;
+			e->apps[i].struck = false;
+		}
+	write_kept_summary(e, why ? why : "suspended", now);
+	r = qj_cgroup_usage_usec(e->cg, NULL, &e->kept_usage_usec);
+	e->kept = r >= 0; /* without a usage figure the next cycle starts over */
+	if (r < 0)
+		log_warning_errno(r, "Cannot read the jail's CPU usage, not keeping it: %m");
+	log_info("Cycle %" PRIu64 " kept quiesced (%s): %u actions, %u stopped so far", e->cycle,
+		 why ? why : "suspended", e->n_actions, e->n_stopped_cycle);
+	if (e->log) {
+		r = qj_killlog_sync(e->log);
+		if (r < 0)
+			log_warning_errno(r, "Failed to sync the kill log: %m");
+	}
+	return e->kept ? 0 : r;
+}
+
+/*
+ * What ran in the jail since it was kept, or NULL: nothing.  A stopped task seen
+ * running again (someone sent SIGCONT) or a process the table does not have is
+ * "something", even if the CPU counter has not moved yet.
+ */
+static const char *what_ran(struct qj_engine *e, uint64_t now)
+{
+	size_t before = e->n_tasks;
+	uint64_t usage = 0;
+
+	if (qj_cgroup_usage_usec(e->cg, NULL, &usage) < 0)
+		return "its CPU usage cannot be read";
+	if (usage != e->kept_usage_usec)
+		return "its CPU usage moved";
+	if (qj_eng_rescan(e, now) < 0)
+		return "its processes cannot be listed";
+	if (e->n_tasks != before)
+		return "a new process";
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		struct qj_proc_stat st;
+
+		if (t->gone || !t->stopped_by_us)
+			continue;
+		if (qj_proc_stat_read(t->pid, &st) < 0)
+			continue; /* gone: nothing of it runs */
+		if (st.start_time == t->start_time && st.state != 'T' && st.state != 't')
+			return "a stopped process was continued";
+	}
+	return NULL;
+}
+
+int qj_engine_quiesce_kept(struct qj_engine *e, uint64_t cycle, uint64_t now,
+			   uint64_t *ret_next_usec)
+{
+	const char *ran;
+	int r;
+
+	*ret_next_usec = USEC_INFINITY;
+	ran = e->quiescing && e->kept ? what_ran(e, now) : "the jail is not kept";
+	e->kept = false;
+	if (ran) {
+		/* Start over: the quiesce that would have run without the key. */
+		log_info("Cycle %" PRIu64 ": %s since the dark wake, quiescing the jail again",
+			 cycle, ran);
+		r = qj_engine_restore(e, "ran during the dark wake");
+		if (r < 0)
+			log_warning_errno(r, "Failed to restore the kept jail: %m");
+		r = qj_engine_quiesce_begin(e, cycle, now);
+		if (r < 0)
+			return r;
+		*ret_next_usec = now;
+		return 0;
+	}
+	/* The same stopped and frozen tasks: this cycle owns them, quiesced at once. */
+	e->cycle = cycle;
+	e->begin_usec = e->quiesced_usec = now;
+	e->n_actions = e->n_killed = e->n_stopped_cycle = 0;
+	e->jail_usage_begin = e->kept_usage_usec;
+	log_info("Cycle %" PRIu64 ": nothing in the jail ran since the dark wake, quiesced", cycle);
+	r = qj_eng_save_state(e);
+	if (r < 0)
+		log_warning_errno(r, "Failed to save state, ignoring: %m");
+	return 1;
+}
