@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Message encode/decode for the qosjaild protocol (see proto.h). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,76 +11,192 @@
 #include "proto.h"
 #include "util.h"
 
-static const char *const op_names[_QJ_OP_MAX] = {
-	[QJ_OP_HELLO] = "hello",     [QJ_OP_HOLD] = "hold",	  [QJ_OP_RELEASE] = "release",
-	[QJ_OP_STATUS] = "status",   [QJ_OP_HOLDS] = "holds",	  [QJ_OP_PLACE] = "place",
-	[QJ_OP_SPAWN] = "spawn",     [QJ_OP_LOG] = "log",	  [QJ_OP_RELOAD] = "reload",
-	[QJ_OP_SUSPEND] = "suspend", [QJ_OP_EXPLAIN] = "explain", [QJ_OP_NOTIFY] = "notify",
-	[QJ_OP_METRICS] = "metrics", [QJ_OP_HISTORY] = "history", [QJ_OP_SUBSCRIBE] = "subscribe",
-	[QJ_OP_READY] = "ready",
-};
+/*
+ * One field of a request: its key, how it is decoded and checked, and where it goes in
+ * struct qj_request.  Integers out of [min, max] are refused with @range, except a
+ * version, which reads as -1 (hello answers an unsupported version itself).
+ */
+enum kind { STR, BOOL, U64, PID, VERSION };
 
-/* Fields each op accepts besides "op"; 'R' required, 'O' optional. */
 struct field {
 	const char *key;
-	int type; /* JSON_STRING, JSON_INTEGER, JSON_TRUE (any boolean) */
-	char need;
+	enum kind kind;
+	bool required;
+	size_t offset;
+	json_int_t min, max;
+	const char *range;
 };
 
-static const struct field op_fields[_QJ_OP_MAX][4] = {
-	[QJ_OP_HELLO] = { { "version", JSON_INTEGER, 'R' } },
-	[QJ_OP_HOLD] = { { "name", JSON_STRING, 'R' },
-			 { "reason", JSON_STRING, 'R' },
-			 { "timeout_usec", JSON_INTEGER, 'O' },
-			 { "nonblock", JSON_TRUE, 'O' } },
-	[QJ_OP_RELEASE] = { { "name", JSON_STRING, 'R' } },
-	[QJ_OP_PLACE] = { { "app", JSON_STRING, 'R' }, { "pid", JSON_INTEGER, 'R' } },
-	[QJ_OP_SPAWN] = { { "app", JSON_STRING, 'R' }, { "child", JSON_TRUE, 'O' } },
-	[QJ_OP_RELOAD] = { { "path", JSON_STRING, 'O' } },
-	[QJ_OP_EXPLAIN] = { { "pid", JSON_INTEGER, 'R' } },
-	[QJ_OP_SUBSCRIBE] = { { "delay", JSON_TRUE, 'O' } },
-	[QJ_OP_READY] = { { "cycle", JSON_INTEGER, 'R' } },
+/* A string of at least @min bytes (an empty name, app or path is refused here). */
+#define F_STR(k, m, req, lo)                                                                      \
+	{                                                                                         \
+		.key = k, .kind = STR, .required = req, .offset = offsetof(struct qj_request, m), \
+		.min = lo                                                                         \
+	}
+#define F_BOOL(k, m)                                                             \
+	{                                                                        \
+		.key = k, .kind = BOOL, .offset = offsetof(struct qj_request, m) \
+	}
+#define F_INT(k, type, m, req, lo, hi, why)                                                        \
+	{                                                                                          \
+		.key = k, .kind = type, .required = req, .offset = offsetof(struct qj_request, m), \
+		.min = lo, .max = hi, .range = why                                                 \
+	}
+
+static const struct field f_name = F_STR("name", name, true, 1);
+static const struct field f_reason = F_STR("reason", reason, true, 0);
+static const struct field f_app = F_STR("app", app, true, 1);
+static const struct field f_path = F_STR("path", path, false, 1);
+static const struct field f_nonblock = F_BOOL("nonblock", nonblock);
+static const struct field f_child = F_BOOL("child", child);
+static const struct field f_delay = F_BOOL("delay", delay);
+static const struct field f_version = F_INT("version", VERSION, version, true, 1, 999, NULL);
+static const struct field f_timeout =
+	F_INT("timeout_usec", U64, timeout_usec, false, 0, INT64_MAX, "must be >= 0");
+static const struct field f_pid =
+	F_INT("pid", PID, pid, true, 1, INT32_MAX, "must be a positive pid");
+static const struct field f_cycle =
+	F_INT("cycle", U64, cycle, true, 1, INT64_MAX, "must be a positive cycle id");
+
+#define QJ_OP_MAX_FIELDS 4
+
+/* The protocol's ops: each one's name and the fields it accepts besides "op". */
+static const struct op_schema {
+	const char *name;
+	const struct field *fields[QJ_OP_MAX_FIELDS];
+} ops[_QJ_OP_MAX] = {
+	[QJ_OP_HELLO] = { .name = "hello", .fields = { &f_version } },
+	[QJ_OP_HOLD] = { .name = "hold",
+			 .fields = { &f_name, &f_reason, &f_timeout, &f_nonblock } },
+	[QJ_OP_RELEASE] = { .name = "release", .fields = { &f_name } },
+	[QJ_OP_STATUS] = { .name = "status" },
+	[QJ_OP_HOLDS] = { .name = "holds" },
+	[QJ_OP_PLACE] = { .name = "place", .fields = { &f_app, &f_pid } },
+	[QJ_OP_SPAWN] = { .name = "spawn", .fields = { &f_app, &f_child } },
+	[QJ_OP_LOG] = { .name = "log" },
+	[QJ_OP_RELOAD] = { .name = "reload", .fields = { &f_path } },
+	[QJ_OP_SUSPEND] = { .name = "suspend" },
+	[QJ_OP_EXPLAIN] = { .name = "explain", .fields = { &f_pid } },
+	[QJ_OP_NOTIFY] = { .name = "notify" },
+	[QJ_OP_METRICS] = { .name = "metrics" },
+	[QJ_OP_HISTORY] = { .name = "history" },
+	[QJ_OP_SUBSCRIBE] = { .name = "subscribe", .fields = { &f_delay } },
+	[QJ_OP_READY] = { .name = "ready", .fields = { &f_cycle } },
 };
 
 const char *qj_op_to_string(enum qj_op op)
 {
-	return op >= 0 && op < _QJ_OP_MAX ? op_names[op] : NULL;
+	return op >= 0 && op < _QJ_OP_MAX ? ops[op].name : NULL;
 }
 
 enum qj_op qj_op_from_string(const char *s)
 {
 	for (int i = 0; s && i < _QJ_OP_MAX; i++)
-		if (strcmp(op_names[i], s) == 0)
+		if (ops[i].name && strcmp(ops[i].name, s) == 0)
 			return (enum qj_op)i;
 	return _QJ_OP_INVALID;
 }
 
 static const struct field *find_field(enum qj_op op, const char *key)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(op_fields[op]) && op_fields[op][i].key; i++)
-		if (strcmp(op_fields[op][i].key, key) == 0)
-			return &op_fields[op][i];
+	for (size_t i = 0; i < QJ_OP_MAX_FIELDS && ops[op].fields[i]; i++)
+		if (strcmp(ops[op].fields[i]->key, key) == 0)
+			return ops[op].fields[i];
 	return NULL;
 }
 
-static bool type_ok(const json_t *v, int type)
+static bool type_ok(const json_t *v, enum kind kind)
 {
-	if (type == JSON_TRUE)
-		return json_is_boolean(v);
-	return (int)json_typeof(v) == type;
+	return kind == STR  ? json_is_string(v) :
+	       kind == BOOL ? json_is_boolean(v) :
+			      json_is_integer(v);
 }
 
-static const char *type_name(int type)
+static const char *type_name(enum kind kind)
 {
-	return type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer" : "a boolean";
+	return kind == STR ? "a string" : kind == BOOL ? "a boolean" : "an integer";
+}
+
+/* Stores @v (of the right type) as @f says; -EINVAL with @err filled when out of range. */
+static int decode_field(enum qj_op op, const struct field *f, const json_t *v, struct qj_request *r,
+			char *err, size_t err_len)
+{
+	char *at = (char *)r + f->offset;
+	json_int_t n = json_is_integer(v) ? json_integer_value(v) : 0;
+	bool in_range = n >= f->min && n <= f->max;
+
+	switch (f->kind) {
+	case STR:
+		*(const char **)at = json_string_value(v);
+		if (f->min > 0 && !json_string_value(v)[0]) {
+			snprintf(err, err_len, "%s: empty string field", ops[op].name);
+			return -EINVAL;
+		}
+		return 0;
+	case BOOL:
+		*(bool *)at = json_is_true(v);
+		return 0;
+	case VERSION:
+		*(int *)at = in_range ? (int)n : -1;
+		return 0;
+	case U64:
+	case PID:
+		if (!in_range) {
+			snprintf(err, err_len, "%s: field \"%s\" %s", ops[op].name, f->key,
+				 f->range);
+			return -EINVAL;
+		}
+		if (f->kind == PID)
+			*(pid_t *)at = (pid_t)n;
+		else
+			*(uint64_t *)at = (uint64_t)n;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The fields of @r's op in @r->root, checked and decoded by the op's schema. */
+static int decode_fields(struct qj_request *r, char *err, size_t err_len)
+{
+	const struct op_schema *o = &ops[r->op];
+	const char *key;
+	json_t *v;
+	int e;
+
+	json_object_foreach (r->root, key, v) {
+		const struct field *f;
+
+		if (strcmp(key, "op") == 0)
+			continue;
+		f = find_field(r->op, key);
+		if (!f) {
+			snprintf(err, err_len, "%s: unknown field \"%.64s\"", o->name, key);
+			return -EINVAL;
+		}
+		if (!type_ok(v, f->kind)) {
+			snprintf(err, err_len, "%s: field \"%s\" must be %s", o->name, key,
+				 type_name(f->kind));
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < QJ_OP_MAX_FIELDS && o->fields[i]; i++) {
+		v = json_object_get(r->root, o->fields[i]->key);
+		if (!v && o->fields[i]->required) {
+			snprintf(err, err_len, "%s: missing field \"%s\"", o->name,
+				 o->fields[i]->key);
+			return -EINVAL;
+		}
+		if (v && (e = decode_field(r->op, o->fields[i], v, r, err, err_len)) < 0)
+			return e;
+	}
+	return 0;
 }
 
 int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *err, size_t err_len)
 {
 	struct qj_request r = { .op = _QJ_OP_INVALID };
 	json_error_t jerr;
-	const char *key;
-	json_t *v, *op;
+	json_t *op;
 	int e = -EINVAL;
 
 	err[0] = '\0';
@@ -113,78 +230,47 @@ int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *
 		e = -EOPNOTSUPP;
 		goto fail;
 	}
-
-	json_object_foreach (r.root, key, v) {
-		const struct field *f;
-
-		if (strcmp(key, "op") == 0)
-			continue;
-		f = find_field(r.op, key);
-		if (!f) {
-			snprintf(err, err_len, "%s: unknown field \"%.64s\"", op_names[r.op], key);
-			goto fail;
-		}
-		if (!type_ok(v, f->type)) {
-			snprintf(err, err_len, "%s: field \"%s\" must be %s", op_names[r.op], key,
-				 type_name(f->type));
-			goto fail;
-		}
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(op_fields[r.op]) && op_fields[r.op][i].key; i++)
-		if (op_fields[r.op][i].need == 'R' &&
-		    !json_object_get(r.root, op_fields[r.op][i].key)) {
-			snprintf(err, err_len, "%s: missing field \"%s\"", op_names[r.op],
-				 op_fields[r.op][i].key);
-			goto fail;
-		}
-
-	r.name = json_string_value(json_object_get(r.root, "name"));
-	r.reason = json_string_value(json_object_get(r.root, "reason"));
-	r.app = json_string_value(json_object_get(r.root, "app"));
-	r.path = json_string_value(json_object_get(r.root, "path"));
-	r.nonblock = json_is_true(json_object_get(r.root, "nonblock"));
-	r.delay = json_is_true(json_object_get(r.root, "delay"));
-	r.child = json_is_true(json_object_get(r.root, "child"));
-	v = json_object_get(r.root, "cycle");
-	if (v) {
-		if (json_integer_value(v) <= 0) {
-			snprintf(err, err_len,
-				 "ready: field \"cycle\" must be a positive cycle id");
-			goto fail;
-		}
-		r.cycle = (uint64_t)json_integer_value(v);
-	}
-	v = json_object_get(r.root, "version");
-	if (v)
-		r.version = json_integer_value(v) > 0 && json_integer_value(v) < 1000 ?
-				    (int)json_integer_value(v) :
-				    -1;
-	v = json_object_get(r.root, "timeout_usec");
-	if (v) {
-		if (json_integer_value(v) < 0) {
-			snprintf(err, err_len, "hold: field \"timeout_usec\" must be >= 0");
-			goto fail;
-		}
-		r.timeout_usec = (uint64_t)json_integer_value(v);
-	}
-	v = json_object_get(r.root, "pid");
-	if (v) {
-		if (json_integer_value(v) <= 0 || json_integer_value(v) > INT32_MAX) {
-			snprintf(err, err_len, "%s: field \"pid\" must be a positive pid",
-				 op_names[r.op]);
-			goto fail;
-		}
-		r.pid = (pid_t)json_integer_value(v);
-	}
-	if ((r.name && !r.name[0]) || (r.app && !r.app[0]) || (r.path && !r.path[0])) {
-		snprintf(err, err_len, "%s: empty string field", op_names[r.op]);
+	e = decode_fields(&r, err, err_len);
+	if (e < 0)
 		goto fail;
-	}
 	*ret = r;
 	return 0;
 fail:
 	json_decref(r.root);
 	return e;
+}
+
+json_t *qj_request_encode(const struct qj_request *r)
+{
+	json_t *m;
+
+	if (r->op < 0 || r->op >= _QJ_OP_MAX)
+		return NULL;
+	m = json_pack("{s:s}", "op", ops[r->op].name);
+	for (size_t i = 0; m && i < QJ_OP_MAX_FIELDS && ops[r->op].fields[i]; i++) {
+		const struct field *f = ops[r->op].fields[i];
+		const char *at = (const char *)r + f->offset;
+		json_t *v = NULL;
+
+		/* Defaults are left out: every byte costs the daemon's parser time. */
+		if (f->kind == STR && *(const char *const *)at)
+			v = json_string(*(const char *const *)at);
+		else if (f->kind == BOOL && *(const bool *)at)
+			v = json_true();
+		else if (f->kind == U64 && *(const uint64_t *)at)
+			v = json_integer((json_int_t) * (const uint64_t *)at);
+		else if (f->kind == PID && *(const pid_t *)at)
+			v = json_integer(*(const pid_t *)at);
+		else if (f->kind == VERSION && *(const int *)at)
+			v = json_integer(*(const int *)at);
+		else
+			continue;
+		if (!v || json_object_set_new(m, f->key, v) < 0) {
+			json_decref(m);
+			m = NULL;
+		}
+	}
+	return m;
 }
 
 void qj_request_done(struct qj_request *r)

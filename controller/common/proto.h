@@ -68,6 +68,11 @@ struct qj_request {
 int qj_request_parse(const void *buf, size_t len, struct qj_request *ret, char *err,
 		     size_t err_len);
 void qj_request_done(struct qj_request *r);
+/*
+ * The message of @r (its op and the fields its op has that are set; ->root unused),
+ * encoded by the same schema that parses it.  NULL on OOM or an unknown op.
+ */
+json_t *qj_request_encode(const struct qj_request *r);
 
 const char *qj_op_to_string(enum qj_op op);
 enum qj_op qj_op_from_string(const char *s);

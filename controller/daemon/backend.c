@@ -354,3 +354,27 @@ void qj_power_get_stats(const struct qj_power *b, struct qj_power_stats *ret)
 	*ret = b->stats;
 	pthread_mutex_unlock((pthread_mutex_t *)&b->lock);
 }
+
+void qj_power_log_result(uint64_t cycle, int result)
+{
+	/* The patched kernel's "qos" errors: kernel/README.md, "Errors of a qos write". */
+	if (result == -ERANGE)
+		log_warning("Cycle %" PRIu64 ": the kernel refused to suspend: an incompatible "
+			    "latency constraint is active (ERANGE), retrying with backoff",
+			    cycle);
+	else if (result == -EAGAIN)
+		log_info("Cycle %" PRIu64 ": a wakeup event or a new constraint made the suspend "
+			 "back out (EAGAIN), retrying",
+			 cycle);
+	else if (result == -EBUSY)
+		log_warning("Cycle %" PRIu64 ": the kernel is busy (another suspend, autosleep, or "
+			    "a task or device refused: EBUSY), retrying with backoff",
+			    cycle);
+	else if (result == -ESTALE)
+		log_info("Cycle %" PRIu64 ": wakeup events since the wakeup count was read, "
+			 "aborting",
+			 cycle);
+	else if (result < 0 && result != -EINTR)
+		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
+				  cycle);
+}

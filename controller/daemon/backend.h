@@ -60,6 +60,8 @@ bool qj_power_running(const struct qj_power *b);
  */
 int qj_power_collect(struct qj_power *b, int *ret_result);
 
+/* Logs what a write's @result (0 or negative errno) means for @cycle; EINTR says nothing. */
+void qj_power_log_result(uint64_t cycle, int result);
 void qj_power_get_stats(const struct qj_power *b, struct qj_power_stats *ret);
 
 #endif

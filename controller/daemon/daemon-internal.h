@@ -14,9 +14,11 @@
 #include "cycle.h"
 #include "daemon.h"
 #include "ipc.h"
+#include "loop.h"
 #include "notify.h"
 #include "metrics.h"
 #include "policy.h"
+#include "proto.h"
 #include "util.h"
 
 struct qj_engine;
@@ -52,7 +54,11 @@ struct qj_daemon {
 	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
 
-	int epoll_fd;
+	struct qj_loop *loop;
+	struct qj_loop_work apply_work; /* runs the cycle's actions in @actions */
+	struct qj_loop_work holds_work; /* the hold count changed: tell the cycle */
+	struct qj_loop_work delays_work; /* the delay holds may all be ready */
+	unsigned actions; /* QJ_CYCLE_DO_* not yet carried out */
 	struct fd_source signal_src;
 	struct fd_source timer_src;
 	struct fd_source notify_src;
@@ -79,14 +85,29 @@ static inline uint64_t qj_daemon_now(void)
 	return now_usec(CLOCK_MONOTONIC);
 }
 
-/* Carries out the cycle's @actions (QJ_CYCLE_DO_*) and re-arms the timer. */
-void qj_daemon_apply(struct qj_daemon *d, unsigned actions);
-/* darkwake.c: QJ_CYCLE_DO_KEEP, QJ_CYCLE_DO_QUIESCE_KEPT, a DO_RESTORE of a kept jail. */
-void qj_daemon_dark_keep(struct qj_daemon *d);
-void qj_daemon_dark_quiesce(struct qj_daemon *d);
+/*
+ * Posts the cycle's @actions (QJ_CYCLE_DO_*): they are carried out, with what they lead
+ * to, in one loop once the current dispatch returns, and the timer re-armed.
+ */
+static inline void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
+{
+	d->actions |= actions;
+	qj_loop_post(d->loop, &d->apply_work);
+}
+
+/* The hold count changed: posts telling the cycle, and carrying out what it says. */
+static inline void qj_daemon_holds_changed(struct qj_daemon *d)
+{
+	qj_loop_post(d->loop, &d->holds_work);
+}
+/*
+ * darkwake.c: QJ_CYCLE_DO_KEEP, QJ_CYCLE_DO_QUIESCE_KEPT (each returns the actions it
+ * leads to), a DO_RESTORE of a kept jail.  They call nothing of daemon.c: the metrics
+ * file is written by the caller.
+ */
+unsigned qj_daemon_dark_keep(struct qj_daemon *d);
+unsigned qj_daemon_dark_quiesce(struct qj_daemon *d);
 void qj_daemon_dark_restore(struct qj_daemon *d);
-/* The hold count changed: tells the cycle and carries out what it says. */
-void qj_daemon_holds_changed(struct qj_daemon *d);
 /*
  * Loads @path and makes it the running policy, all or nothing (SIGHUP and the reload
  * request both come here).  Returns 0, -EBUSY while the backend write runs (the policy
@@ -94,6 +115,27 @@ void qj_daemon_holds_changed(struct qj_daemon *d);
  * policy, or another -errno; the running policy stays on any error.
  */
 int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags);
+
+static inline struct qj_metrics_view qj_daemon_metrics_view(struct qj_daemon *d)
+{
+	return (struct qj_metrics_view){ .holds = d->holds,
+					 .engine = d->engine,
+					 .cycle = &d->cycle,
+					 .metrics = &d->metrics,
+					 .power = d->power,
+					 .killlog = d->killlog };
+}
+
+/*
+ * policy-load.c: loads @path (NULL: the built-in defaults) as the daemon runs it: group
+ * names resolved (missing ones logged and ignored), the default jail path placed.
+ */
+int qj_daemon_load_policy(const char *path, struct qj_diags *diags, struct qj_policy **ret);
+/*
+ * Starts, stops or re-decides the logind bridge as the running policy says (a bridge
+ * whose bus went away is started again: a reload is how an operator brings it back).
+ */
+void qj_daemon_logind_follow_policy(struct qj_daemon *d);
 
 /* Writes the metrics text to --metrics-file, if any; a failure is logged, not fatal. */
 void qj_daemon_write_metrics(struct qj_daemon *d);
@@ -113,6 +155,24 @@ void qj_daemon_process_deferred(struct qj_daemon *d);
 void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg, int pass_fd);
 void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* listings.c: the read-only listings' handlers (the op table's rows in requests.c). */
+void qj_listing_status(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+		       bool *ret_deferred);
+void qj_listing_holds(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+		      bool *ret_deferred);
+void qj_listing_metrics(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			bool *ret_deferred);
+void qj_listing_history(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			bool *ret_deferred);
+
+/* cycle-ops.c: suspend, subscribe and ready (the op table's rows in requests.c). */
+void qj_cycle_op_suspend(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			 bool *ret_deferred);
+void qj_cycle_op_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+			   bool *ret_deferred);
+void qj_cycle_op_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
+		       bool *ret_deferred);
 
 /*
  * explain.c: the explain request.  Access is checked before anything is read for the

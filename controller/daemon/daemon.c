@@ -4,13 +4,11 @@
  * reload and the daemon's lifetime (see daemon.h).  The request handlers are in requests.c.
  */
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
@@ -30,6 +28,7 @@
 #include "killlog.h"
 #include "log.h"
 #include "logind.h"
+#include "loop.h"
 #include "policy.h"
 #include "proto.h"
 #include "sampler.h"
@@ -87,12 +86,28 @@ int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app)
 	return 0;
 }
 
-void qj_daemon_holds_changed(struct qj_daemon *d)
+#define DAEMON_OF(w, member) ((struct qj_daemon *)((char *)(w)-offsetof(struct qj_daemon, member)))
+
+static void on_holds_work(struct qj_loop_work *w)
 {
+	struct qj_daemon *d = DAEMON_OF(w, holds_work);
+
 	qj_daemon_apply(d, qj_cycle_on_holds(&d->cycle, qj_holds_count(d->holds), qj_daemon_now()));
 }
 
-static void quiesce_step(struct qj_daemon *d)
+/* events.c: the delay holds changed; a PREPARING cycle with none left waiting goes on. */
+static void on_delays_work(struct qj_loop_work *w)
+{
+	struct qj_daemon *d = DAEMON_OF(w, delays_work);
+
+	if (d->exiting || d->cycle.state != QJ_CYCLE_PREPARING ||
+	    qj_events_n_pending(d->events) > 0)
+		return;
+	qj_daemon_apply(d, qj_cycle_on_ready(&d->cycle, 0, qj_daemon_now()));
+}
+
+/* Carries out one quiesce step; returns what the cycle says to do next. */
+static unsigned quiesce_step(struct qj_daemon *d)
 {
 	uint64_t next = USEC_INFINITY;
 	int r = 1;
@@ -110,21 +125,14 @@ static void quiesce_step(struct qj_daemon *d)
 	}
 	if (r < 0)
 		log_error_errno(r, "Quiesce step of cycle %" PRIu64 " failed: %m", d->cycle.id);
-	qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now()));
+	return qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now());
 }
 
-void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
+/* Carries out @actions once; returns the actions they lead to (a step's, a failure's). */
+static unsigned apply_once(struct qj_daemon *d, unsigned actions)
 {
+	unsigned next = 0;
 	int r;
-
-	/*
-	 * Every change of the cycle's state or the hold count comes here first (before the
-	 * nested calls of a state passed through at once): STATUS= follows it, no polling.
-	 */
-	if (d->started)
-		qj_notify_status(&d->notify, &d->cycle, qj_holds_count(d->holds));
-	/* "quiescing" and "suspending" go out before the jail or the backend act. */
-	qj_events_sync(d, false);
 
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
@@ -137,33 +145,30 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 		if (r < 0) {
 			log_warning_errno(r, "Failed to read the wakeup count: %m");
 			qj_metrics_backend_error(&d->metrics, r);
-			qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now()));
-			return;
+			return qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now());
 		}
 		if (d->engine) {
 			r = qj_engine_quiesce_begin(d->engine, d->cycle.id, qj_daemon_now());
 			if (r < 0) {
 				log_error_errno(r, "Failed to quiesce the jail: %m");
-				qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0,
-								       qj_daemon_now()));
-				return;
+				return qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now());
 			}
 		}
 	}
 	if (actions & QJ_CYCLE_DO_QUIESCE_KEPT)
-		qj_daemon_dark_quiesce(d);
+		next |= qj_daemon_dark_quiesce(d);
 	if (actions & QJ_CYCLE_DO_QUIESCE_STEP)
-		quiesce_step(d);
+		next |= quiesce_step(d);
 	if (actions & QJ_CYCLE_DO_BACKEND_START) {
 		log_info("Cycle %" PRIu64 ": jail quiesced, suspending (%s)", d->cycle.id,
 			 qj_backend_to_string(qj_power_kind(d->power)));
 		/* What trusted work now waits out the suspend on the stopped jail (finding 6). */
 		qj_daemon_log_waiters(d);
 		r = qj_power_start(d->power);
-		if (r < 0)
+		if (r < 0) {
 			qj_metrics_backend_error(&d->metrics, r);
-		if (r < 0)
-			qj_daemon_apply(d, qj_cycle_on_backend(&d->cycle, r, qj_daemon_now()));
+			next |= qj_cycle_on_backend(&d->cycle, r, qj_daemon_now());
+		}
 	}
 	if (actions & QJ_CYCLE_DO_BACKEND_INTERRUPT) {
 		log_info("Cycle %" PRIu64 ": hold taken, interrupting the suspend write",
@@ -173,6 +178,7 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 	}
 	if ((actions & QJ_CYCLE_DO_RESTORE) && d->cycle.restoring_kept) {
 		qj_daemon_dark_restore(d);
+		qj_daemon_write_metrics(d);
 	} else if (actions & QJ_CYCLE_DO_RESTORE) {
 		const char *why = qj_cycle_result_to_string(d->cycle.last_result);
 
@@ -185,11 +191,37 @@ void qj_daemon_apply(struct qj_daemon *d, unsigned actions)
 		qj_metrics_cycle_ended(&d->metrics, d->cycle.last_result);
 		qj_daemon_write_metrics(d);
 	}
-	if (actions & QJ_CYCLE_DO_KEEP)
-		qj_daemon_dark_keep(d);
+	if (actions & QJ_CYCLE_DO_KEEP) {
+		next |= qj_daemon_dark_keep(d);
+		qj_daemon_write_metrics(d);
+	}
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
 		qj_daemon_process_deferred(d);
-	qj_events_sync(d, true); /* "resumed" after the restore */
+	qj_events_sync(d->events, true); /* "resumed" after the restore */
+	return next;
+}
+
+/*
+ * Posted work: a plain loop over the actions the cycle returns, each state a failure or a
+ * step passes through in turn.  Nothing here calls back into itself: what the modules it
+ * drives want (a hold released by a dropped subscriber, deferred requests answered) is
+ * posted and runs after it.
+ */
+static void on_apply_work(struct qj_loop_work *w)
+{
+	struct qj_daemon *d = DAEMON_OF(w, apply_work);
+
+	do {
+		unsigned actions = d->actions;
+
+		d->actions = 0;
+		/* Every change of the cycle's state or hold count: STATUS= follows, no polling. */
+		if (d->started)
+			qj_notify_status(&d->notify, &d->cycle, qj_holds_count(d->holds));
+		/* "quiescing" and "suspending" go out before the jail or the backend act. */
+		qj_events_sync(d->events, false);
+		d->actions |= apply_once(d, actions);
+	} while (d->actions);
 	rearm_timer(d);
 }
 
@@ -198,26 +230,7 @@ static void reload_on_sighup(struct qj_daemon *d);
 static void on_backend_done(struct qj_daemon *d, int result)
 {
 	d->interrupt_resend_usec = USEC_INFINITY;
-	/* The patched kernel's "qos" errors: kernel/README.md, "Errors of a qos write". */
-	if (result == -ERANGE)
-		log_warning("Cycle %" PRIu64 ": the kernel refused to suspend: an incompatible "
-			    "latency constraint is active (ERANGE), retrying with backoff",
-			    d->cycle.id);
-	else if (result == -EAGAIN)
-		log_info("Cycle %" PRIu64 ": a wakeup event or a new constraint made the suspend "
-			 "back out (EAGAIN), retrying",
-			 d->cycle.id);
-	else if (result == -EBUSY)
-		log_warning("Cycle %" PRIu64 ": the kernel is busy (another suspend, autosleep, or "
-			    "a task or device refused: EBUSY), retrying with backoff",
-			    d->cycle.id);
-	else if (result == -ESTALE)
-		log_info("Cycle %" PRIu64 ": wakeup events since the wakeup count was read, "
-			 "aborting",
-			 d->cycle.id);
-	else if (result < 0 && result != -EINTR)
-		log_warning_errno(result, "Cycle %" PRIu64 ": suspend write failed: %m, retrying",
-				  d->cycle.id);
+	qj_power_log_result(d->cycle.id, result);
 	/* A write a hold interrupted is no backend error; one that failed on its own is. */
 	if (result < 0 && d->cycle.state == QJ_CYCLE_SUSPENDING && !d->cycle.interrupting &&
 	    !(result == -EINTR && d->cycle.n_holds > 0))
@@ -253,13 +266,14 @@ static int open_metrics_dir(struct qj_daemon *d)
 
 void qj_daemon_write_metrics(struct qj_daemon *d)
 {
+	struct qj_metrics_view view = qj_daemon_metrics_view(d);
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int r;
 
 	if (!d->metrics_path || open_metrics_dir(d) < 0)
 		return;
-	r = qj_daemon_metrics_text(d, QJ_METRICS_MAX_TEXT, &text, &len);
+	r = qj_metrics_text(&view, QJ_METRICS_MAX_TEXT, &text, &len);
 	if (r >= 0)
 		r = qj_metrics_write_at(d->metrics_dfd, d->metrics_base, text, len);
 	if (r == -ELOOP)
@@ -268,139 +282,6 @@ void qj_daemon_write_metrics(struct qj_daemon *d)
 	else if (r < 0)
 		log_warning_errno(r, "Failed to write the metrics file %s, ignoring: %m",
 				  d->metrics_path);
-}
-
-static int lookup_group(const char *group, gid_t *ret_gid, void *userdata)
-{
-	struct group gr, *res = NULL;
-	char buf[4096];
-	int r;
-
-	(void)userdata;
-	r = getgrnam_r(group, &gr, buf, sizeof(buf), &res);
-	if (r != 0)
-		return -r;
-	if (!res)
-		return -ENOENT;
-	*ret_gid = gr.gr_gid;
-	return 0;
-}
-
-/* The default jail path means "where this system wants it" (jail/delegate.c). */
-static int place_jail(struct qj_policy *p)
-{
-	char *path = NULL;
-	int r = qj_delegate_jail_path(p->cgroup_path, &path);
-
-	if (r <= 0)
-		return r;
-	free(p->cgroup_path);
-	p->cgroup_path = path;
-	return 0;
-}
-
-static int load_policy(const char *path, struct qj_diags *diags, struct qj_policy **ret)
-{
-	struct qj_policy *p = NULL;
-	int r;
-
-	r = path ? qj_policy_load(path, diags, &p) : qj_policy_new_default(&p);
-	if (r < 0)
-		return r;
-	r = qj_policy_resolve_groups(p, lookup_group, NULL);
-	if (r < 0) {
-		qj_policy_free(p);
-		return r;
-	}
-	if (r > 0)
-		log_warning("%d group name(s) in the access lists of %s do not exist, ignoring", r,
-			    path ? path : "the defaults");
-	r = place_jail(p);
-	if (r < 0) {
-		qj_policy_free(p);
-		return r;
-	}
-	*ret = p;
-	return 0;
-}
-
-/*
- * Starts, stops or re-decides the logind bridge as the running policy says.  A bridge
- * whose bus went away is started again here: a reload is how an operator brings it back.
- */
-static void logind_follow_policy(struct qj_daemon *d)
-{
-	int r;
-
-	if (d->logind && (!d->policy->logind_bridge || !qj_logind_connected(d->logind)))
-		d->logind = qj_logind_free(d->logind);
-	if (d->logind) {
-		qj_logind_recheck(d->logind, true);
-		return;
-	}
-	if (!d->policy->logind_bridge)
-		return;
-	r = qj_logind_new(d, &d->logind);
-	if (r < 0)
-		log_info_errno(r, "logind bridge off: no system bus (%m); logind's inhibitors are "
-				  "not followed");
-	else
-		log_info("logind bridge on: sleep inhibitors in block mode are holds");
-}
-
-static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
-{
-	int r;
-
-	if (qj_power_running(d->power))
-		return -EBUSY;
-	r = qj_power_configure(d->power, p);
-	if (r < 0)
-		return r;
-	if (d->engine) {
-		r = qj_engine_set_policy(d->engine, p);
-		if (r < 0) {
-			(void)qj_power_configure(d->power, d->policy);
-			return r;
-		}
-	}
-	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
-	qj_cycle_set_delays(&d->cycle, qj_events_n_delays(d->events), p->max_delay_usec);
-	qj_cycle_set_keep_quiesced(&d->cycle, p->dark_wake_keep);
-	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
-	qj_policy_free(d->policy);
-	d->policy = p;
-	d->app_gen++;
-	logind_follow_policy(d);
-	return 0;
-}
-
-int qj_daemon_reload(struct qj_daemon *d, const char *path, struct qj_diags *diags)
-{
-	_cleanup_free_ char *copy = NULL;
-	struct qj_policy *p = NULL;
-	int r;
-
-	if (path != d->policy_path) {
-		copy = strdup(path);
-		if (!copy)
-			return -ENOMEM;
-	}
-	r = load_policy(path, diags, &p);
-	if (r < 0)
-		return r;
-	r = apply_policy(d, p);
-	if (r < 0) {
-		qj_policy_free(p);
-		return r;
-	}
-	if (copy) {
-		free(d->policy_path);
-		d->policy_path = TAKE_PTR(copy);
-	}
-	/* The idle delay may have changed. */
-	qj_daemon_apply(d, qj_cycle_on_holds(&d->cycle, qj_holds_count(d->holds), qj_daemon_now()));
-	return 0;
 }
 
 /* ---- fd sources ---- */
@@ -554,14 +435,10 @@ static void on_procread(struct qj_event_source *s, uint32_t events)
 static int add_source(struct qj_daemon *d, struct fd_source *src, int fd,
 		      void (*dispatch)(struct qj_event_source *, uint32_t))
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &src->source };
-
 	src->source.dispatch = dispatch;
 	src->d = d;
 	src->fd = fd;
-	if (fd < 0)
-		return -EBADF;
-	return epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+	return qj_loop_add(d->loop, &src->source, fd, 0);
 }
 
 /* ---- lifetime ---- */
@@ -582,24 +459,63 @@ static int make_parent_dir(const char *path)
 	return 0;
 }
 
+/* The loop and its sources: signals, the cycle's timer, the backend's answers, the watchdog. */
+static int setup_loop(struct qj_daemon *d)
+{
+	sigset_t ss;
+	int r;
+
+	/* Signals: the loop reads them from a signalfd; SIGUSR1 is only for the worker. */
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+		return -errno;
+	(void)signal(SIGPIPE, SIG_IGN);
+	sigdelset(&ss, SIGUSR1);
+
+	r = qj_loop_new(&d->loop);
+	if (r < 0) {
+		log_error_errno(r, "epoll_create1 failed: %m");
+		return r;
+	}
+	r = add_source(d, &d->signal_src, signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC), on_signal);
+	if (r >= 0)
+		r = add_source(d, &d->timer_src,
+			       timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+			       on_timer);
+	if (r >= 0)
+		r = add_source(d, &d->notify_src, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
+			       on_notify);
+	if (r >= 0)
+		r = watchdog_start(d);
+	if (r < 0)
+		log_error_errno(r, "Failed to set up the event loop: %m");
+	return r;
+}
+
 int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 {
 	struct qj_diags diags = {};
 	struct qj_daemon *d;
-	sigset_t ss;
 	int r;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->epoll_fd = d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
+	d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
 	d->metrics_dfd = -EBADF;
 	d->procmon_src.fd = d->procread_src.fd = d->watchdog_src.fd = -EBADF;
 	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
+	d->apply_work.run = on_apply_work;
+	d->holds_work.run = on_holds_work;
+	d->delays_work.run = on_delays_work;
 	qj_notify_init(&d->notify);
 
-	r = load_policy(cfg->policy_path, &diags, &d->policy);
+	r = qj_daemon_load_policy(cfg->policy_path, &diags, &d->policy);
 	if (r < 0) {
 		qj_diags_print(&diags, stderr);
 		qj_diags_done(&diags);
@@ -618,44 +534,16 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	if (d->metrics_path)
 		(void)open_metrics_dir(d); /* held from start: later swaps cannot redirect it */
 
-	/* Signals: the loop reads them from a signalfd; SIGUSR1 is only for the worker. */
-	sigemptyset(&ss);
-	sigaddset(&ss, SIGTERM);
-	sigaddset(&ss, SIGINT);
-	sigaddset(&ss, SIGHUP);
-	sigaddset(&ss, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0) {
-		r = -errno;
+	r = setup_loop(d);
+	if (r < 0)
 		goto fail;
-	}
-	(void)signal(SIGPIPE, SIG_IGN);
-	sigdelset(&ss, SIGUSR1);
-
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->epoll_fd < 0) {
-		r = log_error_errno(-errno, "epoll_create1 failed: %m");
-		goto fail;
-	}
-	r = add_source(d, &d->signal_src, signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC), on_signal);
-	if (r >= 0)
-		r = add_source(d, &d->timer_src,
-			       timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-			       on_timer);
-	if (r >= 0)
-		r = add_source(d, &d->notify_src, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
-			       on_notify);
-	if (r >= 0)
-		r = watchdog_start(d);
-	if (r < 0) {
-		log_error_errno(r, "Failed to set up the event loop: %m");
-		goto fail;
-	}
 
 	r = qj_holds_new(&d->holds);
 	if (r >= 0)
-		r = qj_events_new(&d->events);
+		r = qj_events_new(&d->cycle, d->loop, &d->delays_work, &d->events);
 	if (r < 0)
 		goto fail;
+	qj_events_set_max_delay(d->events, d->policy->max_delay_usec);
 	r = qj_power_new(d->policy, d->notify_src.fd, &d->power);
 	if (r < 0) {
 		log_error_errno(r, "Failed to set up the %s backend: %m",
@@ -714,7 +602,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 
 	r = make_parent_dir(cfg->socket_path);
 	if (r >= 0)
-		r = qj_ipc_new(d->epoll_fd, cfg->socket_path, &qj_daemon_ipc_ops, d, &d->ipc);
+		r = qj_ipc_new(qj_loop_fd(d->loop), cfg->socket_path, &qj_daemon_ipc_ops, d,
+			       &d->ipc);
 	if (r < 0) {
 		log_error_errno(r, "Failed to listen on %s: %m", cfg->socket_path);
 		goto fail;
@@ -730,7 +619,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);
 	/* Automatic suspend is what qosjaild is for: hold time counts as preventing it. */
 	qj_holds_set_suspend_wanted(d->holds, true, qj_daemon_now());
-	logind_follow_policy(d);
+	qj_daemon_logind_follow_policy(d);
 	*ret = d;
 	return 0;
 fail:
@@ -740,7 +629,6 @@ fail:
 
 int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
 {
-	struct epoll_event evs[32];
 	int n;
 
 	if (!d->started) {
@@ -748,26 +636,20 @@ int qj_daemon_step(struct qj_daemon *d, int timeout_ms)
 		qj_daemon_write_metrics(
 			d); /* the collector sees the daemon before its first cycle */
 		qj_daemon_holds_changed(d); /* no holds yet: start the idle delay */
+		qj_loop_flush(d->loop);
 		d->started = true;
 		/* The socket listens and the jail is set up (qj_daemon_new()): clients may come. */
 		qj_notify_ready(&d->notify, &d->cycle, qj_holds_count(d->holds));
 	}
 	if (d->exiting)
 		return -ECANCELED;
-	n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), timeout_ms);
-	if (n < 0) {
-		if (errno == EINTR)
-			return 0;
-		return log_error_errno(-errno, "epoll_wait failed: %m");
-	}
-	for (int i = 0; i < n; i++) {
-		struct qj_event_source *s = evs[i].data.ptr;
-
-		s->dispatch(s, evs[i].events);
-	}
+	n = qj_loop_step(d->loop, timeout_ms);
+	if (n < 0)
+		return log_error_errno(n, "epoll_wait failed: %m");
 	qj_ipc_reap(d->ipc);
 	/* Places, exec matching and reloads bump app_gen: a jailed inhibitor stops counting. */
 	qj_logind_recheck(d->logind, false);
+	qj_loop_flush(d->loop);
 	if (qj_ipc_resume_usec(d->ipc) != USEC_INFINITY)
 		rearm_timer(d); /* the listener paused: retry even if no client goes */
 	return n;
@@ -815,11 +697,12 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	free(d->state_dir);
 	free(d->metrics_path);
 	free(d->metrics_base);
+	d->loop = qj_loop_free(d->loop);
 	if (d->metrics_dfd >= 0)
 		(void)close(d->metrics_dfd);
 	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd,
-				d->watchdog_src.fd, d->epoll_fd },
-		 *end = fd + 5;
+				d->watchdog_src.fd },
+		 *end = fd + 4;
 	     fd < end; fd++)
 		if (*fd >= 0)
 			(void)close(*fd);

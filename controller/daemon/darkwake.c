@@ -15,8 +15,9 @@
 #include "log.h"
 #include "util.h"
 
-void qj_daemon_dark_keep(struct qj_daemon *d)
+unsigned qj_daemon_dark_keep(struct qj_daemon *d)
 {
+	unsigned next = 0;
 	int r = 0;
 
 	if (d->engine)
@@ -27,17 +28,17 @@ void qj_daemon_dark_keep(struct qj_daemon *d)
 				  "Cycle %" PRIu64 ": cannot keep the jail quiesced, "
 				  "restoring it: %m",
 				  d->cycle.id);
-		qj_daemon_apply(d, qj_cycle_on_keep_failed(&d->cycle));
+		next = qj_cycle_on_keep_failed(&d->cycle);
 	} else {
 		log_info("Cycle %" PRIu64 " ended: suspended; dark wake, the jail stays quiesced "
 			 "until a hold",
 			 d->cycle.id);
 	}
 	qj_metrics_cycle_ended(&d->metrics, d->cycle.last_result);
-	qj_daemon_write_metrics(d);
+	return next;
 }
 
-void qj_daemon_dark_quiesce(struct qj_daemon *d)
+unsigned qj_daemon_dark_quiesce(struct qj_daemon *d)
 {
 	uint64_t next = USEC_INFINITY;
 	int r;
@@ -50,8 +51,7 @@ void qj_daemon_dark_quiesce(struct qj_daemon *d)
 	if (r < 0) {
 		log_warning_errno(r, "Failed to read the wakeup count: %m");
 		qj_metrics_backend_error(&d->metrics, r);
-		qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now()));
-		return;
+		return qj_cycle_on_quiesce(&d->cycle, r, 0, qj_daemon_now());
 	}
 	r = 1;
 	if (d->engine)
@@ -61,7 +61,7 @@ void qj_daemon_dark_quiesce(struct qj_daemon *d)
 				d->cycle.id);
 	if (r == 1)
 		qj_metrics_quiesced(&d->metrics, qj_daemon_now() - d->quiesce_begin_usec);
-	qj_daemon_apply(d, qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now()));
+	return qj_cycle_on_quiesce(&d->cycle, r, next, qj_daemon_now());
 }
 
 /* A hold (or the key turned off) ends the dark wake: the jail runs again. */
@@ -75,6 +75,5 @@ void qj_daemon_dark_restore(struct qj_daemon *d)
 			log_error_errno(r, "Failed to restore the jail: %m");
 	}
 	log_info("Cycle %" PRIu64 ": the jail kept since the dark wake is restored", d->cycle.id);
-	qj_events_jail_restored(d, d->cycle.id);
-	qj_daemon_write_metrics(d);
+	qj_events_jail_restored(d->events, d->cycle.id);
 }

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "cycle.h"
-#include "daemon-internal.h"
 #include "events.h"
 #include "ipc.h"
 #include "log.h"
+#include "loop.h"
 #include "util.h"
 
 struct sub {
@@ -19,30 +19,44 @@ struct sub {
 };
 
 struct qj_events {
+	struct qj_cycle *cycle;
+	struct qj_loop *loop;
+	struct qj_loop_work *settled; /* posted when the delay holds change */
+	uint64_t max_delay_usec;
 	struct sub *v;
 	size_t n;
 	size_t n_delays;
 	size_t n_pending;
 	uint64_t open_cycle; /* "quiescing" sent, "resumed" not yet; 0: none */
-	bool sending; /* in send_all(): later events wait in @fifo */
-	json_t *fifo;
 	bool suspending_sent;
 };
 
-int qj_events_new(struct qj_events **ret)
+int qj_events_new(struct qj_cycle *cycle, struct qj_loop *loop, struct qj_loop_work *settled,
+		  struct qj_events **ret)
 {
-	*ret = calloc(1, sizeof(**ret));
-	return *ret ? 0 : -ENOMEM;
+	struct qj_events *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->cycle = cycle;
+	e->loop = loop;
+	e->settled = settled;
+	*ret = e;
+	return 0;
 }
 
 struct qj_events *qj_events_free(struct qj_events *e)
 {
-	if (e) {
+	if (e)
 		free(e->v);
-		json_decref(e->fifo);
-	}
 	free(e);
 	return NULL;
+}
+
+void qj_events_set_max_delay(struct qj_events *e, uint64_t usec)
+{
+	e->max_delay_usec = usec;
+	qj_cycle_set_delays(e->cycle, e->n_delays, usec);
 }
 
 size_t qj_events_n_subscribers(const struct qj_events *e)
@@ -75,17 +89,19 @@ static void remove_sub(struct qj_events *e, size_t k)
 	e->v[k] = e->v[--e->n];
 }
 
-/* The cycle learns how many delay holds there are; a PREPARING cycle with none left goes on. */
-static void settle_delays(struct qj_daemon *d)
+/*
+ * The cycle learns how many delay holds there are; a PREPARING cycle with none left
+ * waiting goes on, in the work this posts (not here: the caller may be sending events).
+ */
+static void settle_delays(struct qj_events *e)
 {
-	qj_cycle_set_delays(&d->cycle, d->events->n_delays, d->policy->max_delay_usec);
-	if (d->cycle.state == QJ_CYCLE_PREPARING && d->events->n_pending == 0)
-		qj_daemon_apply(d, qj_cycle_on_ready(&d->cycle, 0, qj_daemon_now()));
+	qj_cycle_set_delays(e->cycle, e->n_delays, e->max_delay_usec);
+	if (e->cycle->state == QJ_CYCLE_PREPARING && e->n_pending == 0)
+		qj_loop_post(e->loop, e->settled);
 }
 
-int qj_events_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, bool delay)
+int qj_events_subscribe(struct qj_events *e, struct qj_ipc_client *c, bool delay)
 {
-	struct qj_events *e = d->events;
 	struct sub *v;
 
 	if (find(e, c) >= 0)
@@ -97,13 +113,12 @@ int qj_events_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, bool delay
 	v[e->n++] = (struct sub){ .c = c, .delay = delay };
 	e->n_delays += delay;
 	/* Counted from the next cycle on: the one preparing now did not wait for it. */
-	qj_cycle_set_delays(&d->cycle, e->n_delays, d->policy->max_delay_usec);
+	qj_cycle_set_delays(e->cycle, e->n_delays, e->max_delay_usec);
 	return 0;
 }
 
-int qj_events_ready(struct qj_daemon *d, struct qj_ipc_client *c, uint64_t cycle)
+int qj_events_ready(struct qj_events *e, struct qj_ipc_client *c, uint64_t cycle)
 {
-	struct qj_events *e = d->events;
 	ssize_t k = find(e, c);
 
 	if (k < 0 || !e->v[k].delay)
@@ -117,61 +132,48 @@ int qj_events_ready(struct qj_daemon *d, struct qj_ipc_client *c, uint64_t cycle
 	return 0;
 }
 
-void qj_events_forget(struct qj_daemon *d, struct qj_ipc_client *c)
+void qj_events_forget(struct qj_events *e, struct qj_ipc_client *c)
 {
-	ssize_t k = find(d->events, c);
+	ssize_t k = find(e, c);
 
 	if (k < 0)
 		return;
-	remove_sub(d->events, (size_t)k);
-	if (!d->exiting && !d->events->sending)
-		settle_delays(d);
+	remove_sub(e, (size_t)k);
+	settle_delays(e);
 }
 
 /*
- * Sends @msg (consumed) to every subscriber; drops those that do not read.  A drop
- * disconnects at once, and the disconnect can release holds and move the cycle, whose
- * events come here again: they wait in the FIFO until this one reached everyone, so
- * every subscriber sees the events in order.
+ * Sends @m (consumed) to every subscriber; drops those that do not read.  A drop
+ * disconnects at once; what that changes (holds released, delay holds gone) is posted to
+ * the loop and moves the cycle after this returns, so every subscriber sees the events in
+ * order without a queue here.
  */
-static void send_all(struct qj_daemon *d, json_t *msg)
+static void send_all(struct qj_events *e, json_t *m)
 {
-	struct qj_events *e = d->events;
-
-	if (!msg || (!e->fifo && !(e->fifo = json_array())) ||
-	    json_array_append_new(e->fifo, msg) < 0) {
-		log_error("Out of memory queueing a cycle event, subscribers miss it");
+	if (!m) {
+		log_error("Out of memory making a cycle event, subscribers miss it");
 		return;
 	}
-	if (e->sending)
-		return;
-	e->sending = true;
-	while (json_array_size(e->fifo) > 0) {
-		json_t *m = json_incref(json_array_get(e->fifo, 0));
+	for (size_t k = 0; k < e->n;) {
+		struct qj_ipc_client *c = e->v[k].c;
+		size_t unread = qj_ipc_unread_bytes(c);
+		int r = -ENOBUFS;
 
-		(void)json_array_remove(e->fifo, 0);
-		for (size_t k = 0; k < e->n;) {
-			struct qj_ipc_client *c = e->v[k].c;
-			size_t unread = qj_ipc_unread_bytes(c);
-			int r = -ENOBUFS;
-
-			if (unread < QJ_EVENTS_MAX_UNREAD)
-				r = qj_ipc_send(c, m, -1);
-			if (r >= 0) {
-				k++;
-				continue;
-			}
-			log_warning("Subscriber pid %d (%s) dropped: %s", c->pid, c->comm,
-				    unread >= QJ_EVENTS_MAX_UNREAD ? "it does not read its events" :
-								     strerror(-r));
-			/* A failed send disconnected it already, and on_disconnect() forgot it. */
-			if (k < e->n && e->v[k].c == c)
-				remove_sub(e, k);
-			qj_ipc_disconnect(c);
+		if (unread < QJ_EVENTS_MAX_UNREAD)
+			r = qj_ipc_send(c, m, -1);
+		if (r >= 0) {
+			k++;
+			continue;
 		}
-		json_decref(m);
+		log_warning("Subscriber pid %d (%s) dropped: %s", c->pid, c->comm,
+			    unread >= QJ_EVENTS_MAX_UNREAD ? "it does not read its events" :
+							     strerror(-r));
+		/* A failed send disconnected it already, and on_disconnect() forgot it. */
+		if (k < e->n && e->v[k].c == c)
+			remove_sub(e, k);
+		qj_ipc_disconnect(c);
 	}
-	e->sending = false;
+	json_decref(m);
 }
 
 static bool cycle_running(const struct qj_cycle *c)
@@ -180,10 +182,9 @@ static bool cycle_running(const struct qj_cycle *c)
 	       c->state == QJ_CYCLE_SUSPENDING;
 }
 
-void qj_events_sync(struct qj_daemon *d, bool end)
+void qj_events_sync(struct qj_events *e, bool end)
 {
-	struct qj_events *e = d->events;
-	const struct qj_cycle *cy = &d->cycle;
+	const struct qj_cycle *cy = e->cycle;
 	bool running = cycle_running(cy);
 
 	if (running && e->open_cycle != cy->id) {
@@ -199,9 +200,9 @@ void qj_events_sync(struct qj_daemon *d, bool end)
 		if (preparing)
 			log_info("Cycle %" PRIu64 ": waiting at most %" PRIu64 " ms for %zu delay "
 				 "hold(s)",
-				 cy->id, (uint64_t)(d->policy->max_delay_usec / USEC_PER_MSEC),
+				 cy->id, (uint64_t)(e->max_delay_usec / USEC_PER_MSEC),
 				 e->n_pending);
-		send_all(d, json_pack("{s:s,s:I,s:b}", "event", "quiescing", "cycle",
+		send_all(e, json_pack("{s:s,s:I,s:b}", "event", "quiescing", "cycle",
 				      (json_int_t)cy->id, "delay", preparing));
 	}
 	if (e->n_pending > 0 && cy->state != QJ_CYCLE_PREPARING) {
@@ -213,14 +214,14 @@ void qj_events_sync(struct qj_daemon *d, bool end)
 					    ": delay hold of pid %d (%s) not ready "
 					    "within max_delay (%" PRIu64 " ms): not waited for",
 					    cy->id, e->v[k].c->pid, e->v[k].c->comm,
-					    (uint64_t)(d->policy->max_delay_usec / USEC_PER_MSEC));
+					    (uint64_t)(e->max_delay_usec / USEC_PER_MSEC));
 			e->v[k].pending = false;
 		}
 		e->n_pending = 0;
 	}
 	if (cy->state == QJ_CYCLE_SUSPENDING && !e->suspending_sent && e->open_cycle) {
 		e->suspending_sent = true;
-		send_all(d, json_pack("{s:s,s:I}", "event", "suspending", "cycle",
+		send_all(e, json_pack("{s:s,s:I}", "event", "suspending", "cycle",
 				      (json_int_t)e->open_cycle));
 	}
 	if (end && !running && e->open_cycle) {
@@ -228,15 +229,15 @@ void qj_events_sync(struct qj_daemon *d, bool end)
 
 		e->open_cycle = 0;
 		/* jail: whether it runs again or stays quiesced after a dark wake. */
-		send_all(d,
+		send_all(e,
 			 json_pack("{s:s,s:I,s:s,s:s}", "event", "resumed", "cycle", (json_int_t)id,
 				   "result", qj_cycle_result_to_string(cy->last_result), "jail",
 				   cy->kept ? "kept-quiesced" : "restored"));
 	}
-	settle_delays(d);
+	settle_delays(e);
 }
 
-void qj_events_jail_restored(struct qj_daemon *d, uint64_t cycle)
+void qj_events_jail_restored(struct qj_events *e, uint64_t cycle)
 {
-	send_all(d, json_pack("{s:s,s:I}", "event", "restored", "cycle", (json_int_t)cycle));
+	send_all(e, json_pack("{s:s,s:I}", "event", "restored", "cycle", (json_int_t)cycle));
 }

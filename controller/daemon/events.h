@@ -20,26 +20,35 @@
 /* Unread bytes (SIOCOUTQ's accounting: about 1 KiB a small message) before a drop. */
 #define QJ_EVENTS_MAX_UNREAD (64 * 1024)
 
-struct qj_daemon;
+struct qj_cycle;
 struct qj_ipc_client;
 struct qj_events;
+struct qj_loop;
+struct qj_loop_work;
 
-int qj_events_new(struct qj_events **ret);
+/*
+ * Events of @cycle (whose delay count it keeps up to date); @settled is posted to @loop
+ * when the delay holds may no longer keep a PREPARING cycle waiting.
+ */
+int qj_events_new(struct qj_cycle *cycle, struct qj_loop *loop, struct qj_loop_work *settled,
+		  struct qj_events **ret);
 struct qj_events *qj_events_free(struct qj_events *e);
+/* The policy's suspend.max_delay (0: no delay holds). */
+void qj_events_set_max_delay(struct qj_events *e, uint64_t usec);
 
 /* Subscribes @c (once per connection); @delay makes it a delay hold.  0 or -EEXIST/-ENOMEM. */
-int qj_events_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, bool delay);
+int qj_events_subscribe(struct qj_events *e, struct qj_ipc_client *c, bool delay);
 /* @c is done with @cycle: 0, -ESTALE (not that cycle, or it no longer waits), -ENOENT. */
-int qj_events_ready(struct qj_daemon *d, struct qj_ipc_client *c, uint64_t cycle);
+int qj_events_ready(struct qj_events *e, struct qj_ipc_client *c, uint64_t cycle);
 /* @c is gone. */
-void qj_events_forget(struct qj_daemon *d, struct qj_ipc_client *c);
+void qj_events_forget(struct qj_events *e, struct qj_ipc_client *c);
 /*
  * Sends the events the cycle's state calls for since the last call.  @end: also the
  * "resumed" of a cycle that ended (after the restore, not before it).
  */
-void qj_events_sync(struct qj_daemon *d, bool end);
+void qj_events_sync(struct qj_events *e, bool end);
 /* The jail kept quiesced after cycle @cycle's dark wake runs again: "restored". */
-void qj_events_jail_restored(struct qj_daemon *d, uint64_t cycle);
+void qj_events_jail_restored(struct qj_events *e, uint64_t cycle);
 
 size_t qj_events_n_subscribers(const struct qj_events *e);
 size_t qj_events_n_delays(const struct qj_events *e);

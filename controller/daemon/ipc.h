@@ -15,15 +15,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "loop.h"
+
 /* Output queue bound per client: messages and bytes. */
 #define QJ_IPC_MAX_QUEUE 256
 #define QJ_IPC_MAX_QUEUE_BYTES (1024 * 1024)
 #define QJ_IPC_MAX_GROUPS 64
-
-/* Anything registered in the daemon's epoll set: data.ptr points at one. */
-struct qj_event_source {
-	void (*dispatch)(struct qj_event_source *s, uint32_t events);
-};
 
 struct qj_ipc;
 

@@ -38,7 +38,7 @@ static void update_events(struct qj_logind *b)
 	if (e < 0)
 		return;
 	ev.events = (e & POLLIN ? EPOLLIN : 0) | (e & POLLOUT ? EPOLLOUT : 0);
-	(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_MOD, b->src.fd, &ev);
+	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_MOD, b->src.fd, &ev);
 }
 
 /*
@@ -355,7 +355,7 @@ static void bus_lost(struct qj_logind *b, int r)
 			  "logind: the system bus connection is gone (%m): %zu inhibitor "
 			  "hold(s) dropped; the bridge stays off until the policy is reloaded",
 			  n);
-	(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_DEL, b->src.fd, NULL);
+	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	b->bus = sd_bus_flush_close_unref(b->bus);
 	b->retry_at_usec = USEC_INFINITY;
@@ -447,9 +447,9 @@ int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret)
 	if (r >= 0) {
 		b->src.fd = sd_bus_get_fd(b->bus);
 		ev.data.ptr = &b->src.source;
-		r = b->src.fd < 0					      ? b->src.fd :
-		    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, b->src.fd, &ev) < 0 ? -errno :
-										0;
+		r = b->src.fd < 0						      ? b->src.fd :
+		    epoll_ctl(qj_loop_fd(d->loop), EPOLL_CTL_ADD, b->src.fd, &ev) < 0 ? -errno :
+											0;
 	}
 	if (r < 0) {
 		b->src.fd = -EBADF;
@@ -475,7 +475,7 @@ struct qj_logind *qj_logind_free(struct qj_logind *b)
 	(void)qj_lgi_drop_all(b);
 	free(b->v);
 	if (b->bus && b->src.fd >= 0)
-		(void)epoll_ctl(b->d->epoll_fd, EPOLL_CTL_DEL, b->src.fd, NULL);
+		(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	sd_bus_flush_close_unref(b->bus);
 	free(b->owner);

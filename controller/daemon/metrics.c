@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "backend.h"
-#include "daemon-internal.h"
 #include "engine.h"
 #include "escape.h"
 #include "holds.h"
 #include "killlog.h"
 #include "metrics.h"
 #include "policy.h"
+#include "util.h"
 
 static const double quiesce_buckets[QJ_METRICS_N_QUIESCE_BUCKETS] = QJ_METRICS_QUIESCE_BUCKETS;
 
@@ -139,14 +139,14 @@ int qj_metrics_name_order(const struct qj_holds *h, uint64_t t, size_t **ret, si
 }
 
 /* One family with a "name" label per hold name, the first @max names in @order. */
-static void put_hold_family(FILE *f, struct qj_daemon *d, uint64_t t, const size_t *order,
-			    size_t max, const char *name, const char *type, const char *help,
-			    int which)
+static void put_hold_family(FILE *f, const struct qj_metrics_view *v, uint64_t t,
+			    const size_t *order, size_t max, const char *name, const char *type,
+			    const char *help, int which)
 {
 	struct qj_hold_stats s;
 
 	put_family(f, name, type, help);
-	for (size_t k = 0; k < max && qj_holds_stats_at(d->holds, order[k], t, &s) == 0; k++) {
+	for (size_t k = 0; k < max && qj_holds_stats_at(v->holds, order[k], t, &s) == 0; k++) {
 		fprintf(f, "%s{name=\"", name);
 		put_label(f, s.name);
 		fputs("\"} ", f);
@@ -186,18 +186,18 @@ static int put_action(const char *app, const char *rung, enum qj_action action, 
 	return 0;
 }
 
-static void put_engine(FILE *f, struct qj_daemon *d)
+static void put_engine(FILE *f, const struct qj_metrics_view *v)
 {
 	const char *app;
 	unsigned n;
 
 	put_family(f, "qosjail_actions_total", "counter",
 		   "Rung actions taken against jailed apps (their tasks or groups) since start.");
-	if (d->engine)
-		(void)qj_engine_foreach_action_count(d->engine, put_action, f);
+	if (v->engine)
+		(void)qj_engine_foreach_action_count(v->engine, put_action, f);
 	put_family(f, "qosjail_jail_tasks", "gauge", "Processes in each jailed app's group.");
-	for (size_t i = 0; d->engine; i++) {
-		int r = qj_engine_app_tasks(d->engine, i, &app, &n);
+	for (size_t i = 0; v->engine; i++) {
+		int r = qj_engine_app_tasks(v->engine, i, &app, &n);
 
 		if (r == -ENOENT)
 			break;
@@ -209,7 +209,7 @@ static void put_engine(FILE *f, struct qj_daemon *d)
 	}
 }
 
-static void put_cycles(FILE *f, struct qj_daemon *d)
+static void put_cycles(FILE *f, const struct qj_metrics_view *v)
 {
 	struct qj_power_stats ps;
 	uint64_t cum = 0;
@@ -217,16 +217,16 @@ static void put_cycles(FILE *f, struct qj_daemon *d)
 	put_family(f, "qosjail_cycle_state", "gauge", "1 for the suspend cycle's current state.");
 	for (int s = 0; s < _QJ_CYCLE_STATE_MAX; s++)
 		fprintf(f, "qosjail_cycle_state{state=\"%s\"} %d\n",
-			qj_cycle_state_to_string((enum qj_cycle_state)s), d->cycle.state == s);
+			qj_cycle_state_to_string((enum qj_cycle_state)s), v->cycle->state == s);
 	put_family(f, "qosjail_cycles_total", "counter",
 		   "Suspend cycles ended since start, by how they ended.");
 	for (int r = QJ_CYCLE_RESULT_NONE + 1; r < _QJ_CYCLE_RESULT_MAX; r++)
 		fprintf(f, "qosjail_cycles_total{result=\"%s\"} %" PRIu64 "\n",
-			qj_cycle_result_to_string((enum qj_cycle_result)r), d->metrics.cycles[r]);
+			qj_cycle_result_to_string((enum qj_cycle_result)r), v->metrics->cycles[r]);
 	put_family(f, "qosjail_quiesce_duration_seconds", "histogram",
 		   "Time from the start of a quiesce until every jailed task was blocked.");
 	for (size_t i = 0; i <= QJ_METRICS_N_QUIESCE_BUCKETS; i++) {
-		cum += d->metrics.quiesce_le[i];
+		cum += v->metrics->quiesce_le[i];
 		if (i < QJ_METRICS_N_QUIESCE_BUCKETS)
 			fprintf(f,
 				"qosjail_quiesce_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
@@ -238,25 +238,26 @@ static void put_cycles(FILE *f, struct qj_daemon *d)
 				cum);
 	}
 	fputs("qosjail_quiesce_duration_seconds_sum ", f);
-	put_seconds(f, d->metrics.quiesce_sum_usec);
+	put_seconds(f, v->metrics->quiesce_sum_usec);
 	fprintf(f, "qosjail_quiesce_duration_seconds_count %" PRIu64 "\n",
-		d->metrics.quiesce_count);
+		v->metrics->quiesce_count);
 	put_family(f, "qosjail_backend_errors_total", "counter",
 		   "Failed suspend writes (or wakeup count reads) of the power backend, by errno.");
-	for (size_t i = 0; i < d->metrics.n_backend_errors; i++)
+	for (size_t i = 0; i < v->metrics->n_backend_errors; i++)
 		fprintf(f, "qosjail_backend_errors_total{error=\"%s\"} %" PRIu64 "\n",
-			strerrorname_np(-d->metrics.backend_errors[i].error) ?: "unknown",
-			d->metrics.backend_errors[i].n);
-	if (d->metrics.backend_errors_other)
+			strerrorname_np(-v->metrics->backend_errors[i].error) ?: "unknown",
+			v->metrics->backend_errors[i].n);
+	if (v->metrics->backend_errors_other)
 		fprintf(f, "qosjail_backend_errors_total{error=\"other\"} %" PRIu64 "\n",
-			d->metrics.backend_errors_other);
-	qj_power_get_stats(d->power, &ps);
+			v->metrics->backend_errors_other);
+	qj_power_get_stats(v->power, &ps);
 	put_family(f, "qosjail_dry_runs_total", "counter",
 		   "Suspends the dry-run backend pretended (no kernel write).");
 	fprintf(f, "qosjail_dry_runs_total %" PRIu64 "\n", (uint64_t)ps.dry_runs);
 }
 
-static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_t *ret_len)
+static int metrics_text(const struct qj_metrics_view *v, size_t max_names, char **ret,
+			size_t *ret_len)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -272,7 +273,7 @@ static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_
 		{ "qosjail_hold_expirations_total", "counter",
 		  "Holds of the name ended by timeout." },
 	};
-	uint64_t t = qj_daemon_now();
+	uint64_t t = now_usec(CLOCK_MONOTONIC);
 	_cleanup_free_ size_t *order = NULL;
 	size_t n_names = 0;
 	char *text = NULL;
@@ -281,7 +282,7 @@ static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_
 	int r;
 
 	/* The names kept under the cap: root's holds first, then the active, then the recent. */
-	r = qj_metrics_name_order(d->holds, t, &order, &n_names);
+	r = qj_metrics_name_order(v->holds, t, &order, &n_names);
 	if (r < 0)
 		return r;
 	if (max_names > n_names)
@@ -290,20 +291,20 @@ static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_
 	if (!f)
 		return -ENOMEM;
 	put_family(f, "qosjail_holds", "gauge", "Live holds, over all names.");
-	fprintf(f, "qosjail_holds %zu\n", qj_holds_count(d->holds));
+	fprintf(f, "qosjail_holds %zu\n", qj_holds_count(v->holds));
 	for (size_t i = 0; i < ARRAY_SIZE(hold_families); i++)
-		put_hold_family(f, d, t, order, max_names, hold_families[i].name,
+		put_hold_family(f, v, t, order, max_names, hold_families[i].name,
 				hold_families[i].type, hold_families[i].help, (int)i);
 	put_family(f, "qosjail_hold_names_omitted", "gauge",
 		   "Hold names with statistics left out of this text to keep it bounded.");
 	fprintf(f, "qosjail_hold_names_omitted %zu\n",
 		n_names > max_names ? n_names - max_names : 0);
-	put_cycles(f, d);
-	put_engine(f, d);
-	if (d->killlog) {
+	put_cycles(f, v);
+	put_engine(f, v);
+	if (v->killlog) {
 		struct qj_killlog_stats ks;
 
-		qj_killlog_get_stats(d->killlog, &ks);
+		qj_killlog_get_stats(v->killlog, &ks);
 		put_family(f, "qosjail_kill_log_lost_records_total", "counter",
 			   "Kill log records that could not be written (disk full, I/O error).");
 		fprintf(f, "qosjail_kill_log_lost_records_total %" PRIu64 "\n", ks.lost);
@@ -317,13 +318,13 @@ static int metrics_text(struct qj_daemon *d, size_t max_names, char **ret, size_
 	return 0;
 }
 
-int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len)
+int qj_metrics_text(const struct qj_metrics_view *v, size_t max_len, char **ret, size_t *ret_len)
 {
 	/* Hold names are the one part other users make grow: halved until the text fits. */
 	for (size_t max_names = 128;; max_names /= 2) {
 		char *text = NULL;
 		size_t len = 0;
-		int r = metrics_text(d, max_names, &text, &len);
+		int r = metrics_text(v, max_names, &text, &len);
 
 		if (r < 0)
 			return r;

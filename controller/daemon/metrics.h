@@ -12,9 +12,10 @@
 
 #include "cycle.h"
 
+struct qj_engine;
 struct qj_holds;
-
-struct qj_daemon;
+struct qj_killlog;
+struct qj_power;
 
 /* Upper bounds of the quiesce duration histogram, seconds (+Inf is implied). */
 #define QJ_METRICS_QUIESCE_BUCKETS                    \
@@ -48,12 +49,22 @@ void qj_metrics_cycle_ended(struct qj_metrics *m, enum qj_cycle_result r);
 void qj_metrics_quiesced(struct qj_metrics *m, uint64_t usec);
 void qj_metrics_backend_error(struct qj_metrics *m, int error);
 
+/* What the metrics text is made of (the daemon's parts, read only; @engine may be NULL). */
+struct qj_metrics_view {
+	struct qj_holds *holds;
+	struct qj_engine *engine;
+	const struct qj_cycle *cycle;
+	const struct qj_metrics *metrics;
+	struct qj_power *power;
+	struct qj_killlog *killlog; /* NULL: none */
+};
+
 /*
  * The daemon's metrics as exposition text (malloc()ed, NUL-terminated), at most
  * @max_len bytes: hold names beyond what fits are left out and counted in
  * qosjail_hold_names_omitted.  0 or negative errno.
  */
-int qj_daemon_metrics_text(struct qj_daemon *d, size_t max_len, char **ret, size_t *ret_len);
+int qj_metrics_text(const struct qj_metrics_view *v, size_t max_len, char **ret, size_t *ret_len);
 
 /*
  * The order hold names go out in, under the text's cap (pure): names a root-owned hold

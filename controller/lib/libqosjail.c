@@ -98,10 +98,16 @@ static int call_fd(struct qj_conn *c, json_t *req, int pass_fd, json_t **ret, in
 	return 0;
 }
 
-static int call(struct qj_conn *c, json_t *req, json_t **ret, int *ret_fd)
+/*
+ * The generic call: @req's op and fields, encoded by the protocol's op schema
+ * (common/proto.c), so a client function is a short wrapper that fills a request.
+ */
+static int call_op(struct qj_conn *c, const struct qj_request *req, json_t **ret, int *ret_fd)
 {
-	return call_fd(c, req, -1, ret, ret_fd);
+	return call_fd(c, qj_request_encode(req), -1, ret, ret_fd);
 }
+
+#define REQ(...) (&(const struct qj_request){ __VA_ARGS__ })
 
 QJ_EXPORT int qj_open(const char *socket_path, struct qj_conn **ret)
 {
@@ -127,7 +133,7 @@ QJ_EXPORT int qj_open(const char *socket_path, struct qj_conn **ret)
 		qj_close(c);
 		return r;
 	}
-	r = call(c, json_pack("{s:s,s:i}", "op", "hello", "version", QJ_PROTO_VERSION), NULL, NULL);
+	r = call_op(c, REQ(.op = QJ_OP_HELLO, .version = QJ_PROTO_VERSION), NULL, NULL);
 	if (r < 0) {
 		qj_close(c);
 		return r;
@@ -160,41 +166,31 @@ QJ_EXPORT const char *qj_last_error(const struct qj_conn *c)
 QJ_EXPORT int qj_hold(struct qj_conn *c, const char *name, const char *reason,
 		      uint64_t timeout_usec, unsigned flags)
 {
-	json_t *req;
-
 	if (!c || !name || !reason || timeout_usec > INT64_MAX || (flags & ~QJ_HOLD_NONBLOCK))
 		return -EINVAL;
-	/* Defaults are left out: every byte costs the daemon's parser time. */
-	req = json_pack("{s:s,s:s,s:s}", "op", "hold", "name", name, "reason", reason);
-	if (req &&
-	    ((timeout_usec &&
-	      json_object_set_new(req, "timeout_usec", json_integer((json_int_t)timeout_usec))) ||
-	     ((flags & QJ_HOLD_NONBLOCK) && json_object_set_new(req, "nonblock", json_true())))) {
-		json_decref(req);
-		req = NULL;
-	}
-	return call(c, req, NULL, NULL);
+	return call_op(c,
+		       REQ(.op = QJ_OP_HOLD, .name = name, .reason = reason,
+			   .timeout_usec = timeout_usec, .nonblock = flags & QJ_HOLD_NONBLOCK),
+		       NULL, NULL);
 }
 
 QJ_EXPORT int qj_release(struct qj_conn *c, const char *name)
 {
 	if (!c || !name)
 		return -EINVAL;
-	return call(c, json_pack("{s:s,s:s}", "op", "release", "name", name), NULL, NULL);
+	return call_op(c, REQ(.op = QJ_OP_RELEASE, .name = name), NULL, NULL);
 }
 
-/* Sends @req (consumed); the reply without "ok" as JSON text. */
-static int call_text(struct qj_conn *c, json_t *req, char **ret_json)
+/* Sends @req; the reply without "ok" as JSON text. */
+static int call_text(struct qj_conn *c, const struct qj_request *req, char **ret_json)
 {
 	json_t *reply = NULL;
 	char *s;
 	int r;
 
-	if (!c || !ret_json) {
-		json_decref(req);
+	if (!c || !ret_json)
 		return -EINVAL;
-	}
-	r = call(c, req, &reply, NULL);
+	r = call_op(c, req, &reply, NULL);
 	if (r < 0)
 		return r;
 	(void)json_object_del(reply, "ok");
@@ -208,12 +204,12 @@ static int call_text(struct qj_conn *c, json_t *req, char **ret_json)
 
 QJ_EXPORT int qj_status(struct qj_conn *c, char **ret_json)
 {
-	return call_text(c, json_pack("{s:s}", "op", "status"), ret_json);
+	return call_text(c, REQ(.op = QJ_OP_STATUS), ret_json);
 }
 
 QJ_EXPORT int qj_holds(struct qj_conn *c, char **ret_json)
 {
-	return call_text(c, json_pack("{s:s}", "op", "holds"), ret_json);
+	return call_text(c, REQ(.op = QJ_OP_HOLDS), ret_json);
 }
 
 QJ_EXPORT int qj_metrics(struct qj_conn *c, char **ret_text)
@@ -224,7 +220,7 @@ QJ_EXPORT int qj_metrics(struct qj_conn *c, char **ret_text)
 
 	if (!c || !ret_text)
 		return -EINVAL;
-	r = call(c, json_pack("{s:s}", "op", "metrics"), &reply, NULL);
+	r = call_op(c, REQ(.op = QJ_OP_METRICS), &reply, NULL);
 	if (r < 0)
 		return r;
 	text = json_string_value(json_object_get(reply, "text"));
@@ -236,47 +232,43 @@ QJ_EXPORT int qj_metrics(struct qj_conn *c, char **ret_text)
 
 QJ_EXPORT int qj_hold_history(struct qj_conn *c, char **ret_json)
 {
-	return call_text(c, json_pack("{s:s}", "op", "history"), ret_json);
+	return call_text(c, REQ(.op = QJ_OP_HISTORY), ret_json);
 }
 
 QJ_EXPORT int qj_explain(struct qj_conn *c, pid_t pid, char **ret_json)
 {
 	if (pid <= 0)
 		return -EINVAL;
-	return call_text(c, json_pack("{s:s,s:i}", "op", "explain", "pid", (int)pid), ret_json);
+	return call_text(c, REQ(.op = QJ_OP_EXPLAIN, .pid = pid), ret_json);
 }
 
 QJ_EXPORT int qj_place(struct qj_conn *c, const char *app, pid_t pid)
 {
 	if (!c || !app || pid <= 0)
 		return -EINVAL;
-	return call(c, json_pack("{s:s,s:s,s:i}", "op", "place", "app", app, "pid", (int)pid), NULL,
-		    NULL);
+	return call_op(c, REQ(.op = QJ_OP_PLACE, .app = app, .pid = pid), NULL, NULL);
 }
 
 QJ_EXPORT int qj_suspend(struct qj_conn *c)
 {
 	if (!c)
 		return -EINVAL;
-	return call(c, json_pack("{s:s}", "op", "suspend"), NULL, NULL);
+	return call_op(c, REQ(.op = QJ_OP_SUSPEND), NULL, NULL);
 }
 
 QJ_EXPORT int qj_notify_consent(struct qj_conn *c)
 {
 	if (!c)
 		return -EINVAL;
-	return call(c, json_pack("{s:s}", "op", "notify"), NULL, NULL);
+	return call_op(c, REQ(.op = QJ_OP_NOTIFY), NULL, NULL);
 }
 
 QJ_EXPORT int qj_subscribe(struct qj_conn *c, unsigned flags)
 {
 	if (!c || (flags & ~QJ_SUBSCRIBE_DELAY))
 		return -EINVAL;
-	return call(c,
-		    (flags & QJ_SUBSCRIBE_DELAY) ?
-			    json_pack("{s:s,s:b}", "op", "subscribe", "delay", 1) :
-			    json_pack("{s:s}", "op", "subscribe"),
-		    NULL, NULL);
+	return call_op(c, REQ(.op = QJ_OP_SUBSCRIBE, .delay = flags & QJ_SUBSCRIBE_DELAY), NULL,
+		       NULL);
 }
 
 QJ_EXPORT int qj_event_next(struct qj_conn *c, int timeout_ms, char **ret_json)
@@ -316,18 +308,14 @@ QJ_EXPORT int qj_ready(struct qj_conn *c, uint64_t cycle)
 {
 	if (!c || cycle == 0 || cycle > INT64_MAX)
 		return -EINVAL;
-	return call(c, json_pack("{s:s,s:I}", "op", "ready", "cycle", (json_int_t)cycle), NULL,
-		    NULL);
+	return call_op(c, REQ(.op = QJ_OP_READY, .cycle = cycle), NULL, NULL);
 }
 
 QJ_EXPORT int qj_reload(struct qj_conn *c, const char *path)
 {
 	if (!c)
 		return -EINVAL;
-	return call(c,
-		    path ? json_pack("{s:s,s:s}", "op", "reload", "path", path) :
-			   json_pack("{s:s}", "op", "reload"),
-		    NULL, NULL);
+	return call_op(c, REQ(.op = QJ_OP_RELOAD, .path = path), NULL, NULL);
 }
 
 QJ_EXPORT int qj_kill_log_open(struct qj_conn *c, int *ret_fd)
@@ -336,7 +324,7 @@ QJ_EXPORT int qj_kill_log_open(struct qj_conn *c, int *ret_fd)
 
 	if (!c || !ret_fd)
 		return -EINVAL;
-	r = call(c, json_pack("{s:s}", "op", "log"), NULL, &fd);
+	r = call_op(c, REQ(.op = QJ_OP_LOG), NULL, &fd);
 	if (r < 0)
 		return r;
 	if (fd < 0)
@@ -489,7 +477,7 @@ static int spawn_handover(struct qj_conn *c, const char *app, char *const argv[]
 	}
 	(void)close(TAKE_FD(go_r));
 	(void)close(TAKE_FD(rep_w));
-	r = call_fd(c, json_pack("{s:s,s:s,s:b}", "op", "spawn", "app", app, "child", 1), pidfd,
+	r = call_fd(c, qj_request_encode(REQ(.op = QJ_OP_SPAWN, .app = app, .child = true)), pidfd,
 		    &reply, NULL);
 	cgroup = reply ? json_string_value(json_object_get(reply, "cgroup")) : NULL;
 	if (r >= 0 && !cgroup)
@@ -523,7 +511,7 @@ QJ_EXPORT int qj_spawn(struct qj_conn *c, const char *app, char *const argv[], p
 
 	if (!c || !app || !argv || !argv[0] || !ret_pid)
 		return -EINVAL;
-	r = call(c, json_pack("{s:s,s:s}", "op", "spawn", "app", app), NULL, &cgroup_fd);
+	r = call_op(c, REQ(.op = QJ_OP_SPAWN, .app = app), NULL, &cgroup_fd);
 	if (r < 0)
 		return r;
 	if (cgroup_fd < 0)
