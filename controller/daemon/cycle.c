@@ -64,9 +64,10 @@ static uint64_t next_backoff(struct qj_cycle *c)
 	return c->retry_usec;
 }
 
-void qj_cycle_set_keep_quiesced(struct qj_cycle *c, bool keep)
+void qj_cycle_set_keep_quiesced(struct qj_cycle *c, bool keep, uint64_t max_usec)
 {
 	c->keep_quiesced = keep;
+	c->dark_wake_max_usec = max_usec;
 }
 
 /* The jail kept quiesced since the last suspend is restored now (a hold, or the key off). */
@@ -84,6 +85,20 @@ unsigned qj_cycle_on_keep_failed(struct qj_cycle *c)
 	return release_kept(c);
 }
 
+/*
+ * A hold while the jail is kept (now AWAKE): a short wake's handler does not need the
+ * jail, so it stays quiesced until the holds have lasted dark_wake_max (on_timer).
+ */
+static unsigned hold_while_kept(struct qj_cycle *c, uint64_t now)
+{
+	if (!c->kept)
+		return 0;
+	if (!c->keep_quiesced || c->dark_wake_max_usec == 0)
+		return release_kept(c);
+	c->deadline_usec = add_sat(now, c->dark_wake_max_usec);
+	return 0;
+}
+
 unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec)
 {
 	c->n_holds = n_holds;
@@ -92,13 +107,13 @@ unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec
 	case QJ_CYCLE_AWAKE:
 		if (n_holds == 0)
 			settle(c, c->idle_delay_usec, now_usec);
-		return 0;
+		return c->keep_quiesced ? 0 : release_kept(c);
 	case QJ_CYCLE_IDLE_WAIT:
 		if (n_holds > 0) {
 			set_state(c, QJ_CYCLE_AWAKE, now_usec);
 			c->deadline_usec = USEC_INFINITY;
 			c->retry_usec = 0;
-			return release_kept(c);
+			return hold_while_kept(c, now_usec);
 		}
 		return c->keep_quiesced ? 0 : release_kept(c);
 	case QJ_CYCLE_PREPARING:
@@ -108,7 +123,7 @@ unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec
 		c->n_aborts++;
 		record(c, QJ_CYCLE_RESULT_ABORTED, -EINTR, now_usec);
 		settle(c, c->idle_delay_usec, now_usec);
-		return release_kept(c);
+		return hold_while_kept(c, now_usec);
 	case QJ_CYCLE_QUIESCING:
 		if (n_holds == 0)
 			return 0;
@@ -175,6 +190,10 @@ unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
 	case QJ_CYCLE_QUIESCING:
 		c->deadline_usec = USEC_INFINITY;
 		return QJ_CYCLE_DO_QUIESCE_STEP;
+	case QJ_CYCLE_AWAKE:
+		/* Held for dark_wake_max: the machine stays awake, the jail runs again. */
+		c->deadline_usec = USEC_INFINITY;
+		return release_kept(c);
 	default:
 		c->deadline_usec = USEC_INFINITY;
 		return 0;

@@ -613,7 +613,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, qj_daemon_now());
 	qj_cycle_set_delays(&d->cycle, 0, d->policy->max_delay_usec);
-	qj_cycle_set_keep_quiesced(&d->cycle, d->policy->dark_wake_keep);
+	qj_cycle_set_keep_quiesced(&d->cycle, d->policy->dark_wake_keep,
+				   d->policy->dark_wake_max_usec);
 	/* Number on from the kill log, so that a cycle id names one cycle there. */
 	if (d->killlog)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);

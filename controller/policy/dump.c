@@ -147,7 +147,8 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	    set_new(s, "dry_run_length", json_duration(p->dry_run_length_usec)) < 0 ||
 	    set_new(s, "max_delay", json_duration(p->max_delay_usec)) < 0 ||
 	    set_new(s, "dark_wake", json_string(p->dark_wake_keep ? "keep-quiesced" : "restore")) <
-		    0)
+		    0 ||
+	    set_new(s, "dark_wake_max", json_duration(p->dark_wake_max_usec)) < 0)
 		goto fail;
 
 	j = child(root, "jail");

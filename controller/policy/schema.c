@@ -263,6 +263,11 @@ static void walk_suspend(struct ctx *c, struct node *n, void *obj, const struct 
 		  .max = USEC_PER_MINUTE },
 		/* After a suspend with no hold: keep the jail quiesced (docs/decisions.md). */
 		{ .key = "dark_wake", .type = F_CUSTOM, .walk = walk_dark_wake },
+		{ .key = "dark_wake_max",
+		  .type = F_DURATION,
+		  .offset = offsetof(struct qj_policy, dark_wake_max_usec),
+		  .min = 0,
+		  .max = USEC_PER_HOUR },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);

@@ -27,13 +27,14 @@
 #include "itest.h"
 #include "qosjail.h"
 
-#define POLICY(MODE)                             \
+#define POLICY(MODE, MAX)                        \
 	"version: 1\n"                           \
 	"suspend:\n"                             \
 	"  backend: dry-run\n"                   \
 	"  idle_delay: 1s\n"                     \
 	"  dry_run_length: 1s\n"                 \
 	"  dark_wake: " MODE "\n"                \
+	"  dark_wake_max: " MAX "\n"             \
 	"jail:\n"                                \
 	"  cgroup: @CG@\n"                       \
 	"  cpu_cgroup: @CPU@\n"                  \
@@ -48,13 +49,18 @@
 
 static int setup_keep(void **state)
 {
-	/* A hold from the start: no cycle before the test spawned its apps. */
-	return harness_setup(state, POLICY("keep-quiesced"));
+	return harness_setup(state, POLICY("keep-quiesced", "1s"));
+}
+
+/* Any hold restores the kept jail at once. */
+static int setup_keep_any_hold(void **state)
+{
+	return harness_setup(state, POLICY("keep-quiesced", "0"));
 }
 
 static int setup_restore(void **state)
 {
-	return harness_setup(state, POLICY("restore"));
+	return harness_setup(state, POLICY("restore", "1s"));
 }
 
 /* The kill log's records of @action, oldest first (a new reference). */
@@ -125,11 +131,27 @@ static void wait_suspends(struct harness *h, long long n, int ms)
 	}
 }
 
+/* Waits until the jail is kept and the daemon in idle-wait (after a dark wake). */
+static void wait_kept_idle(struct harness *h)
+{
+	for (int i = 0; i < 2000; i++) {
+		json_t *j = harness_status(h);
+		bool is_kept = json_is_true(json_object_get(j, "kept_quiesced")) &&
+			       strcmp(str(j, "state"), "idle-wait") == 0;
+
+		json_decref(j);
+		if (is_kept)
+			return;
+		msleep(5);
+	}
+	fail_msg("the jail was not kept in idle-wait within 10 s");
+}
+
 /*
  * A spinner stopped by the first cycle stays stopped over the dark wakes that follow
  * (one SIGSTOP for all of them), and those cycles are quiesced without a sample window:
- * their quiesce_ms is far below the first cycle's, measured in the same run.  A trusted
- * hold then continues it.
+ * their quiesce_ms is far below the first cycle's, measured in the same run.  A short
+ * trusted hold leaves it stopped, one that lasts dark_wake_max continues it.
  */
 static void test_dark_wake_keeps_the_jail(void **state)
 {
@@ -171,21 +193,22 @@ static void test_dark_wake_keeps_the_jail(void **state)
 	assert_true(worst_kept_ms * 4 < first_ms);
 	json_decref(v);
 
-	/* The hold lands while the jail is kept (idle-wait after a dark wake). */
-	for (i = 0; i < 2000; i++) {
-		json_t *j = harness_status(h);
-		bool is_kept = json_is_true(json_object_get(j, "kept_quiesced")) &&
-			       strcmp(str(j, "state"), "idle-wait") == 0;
-
-		json_decref(j);
-		if (is_kept)
-			break;
-		msleep(5);
-	}
+	/* A short hold (a wake's handler, under dark_wake_max): the jail stays kept. */
 	assert_int_equal(qj_open(h->socket, &holder), 0);
+	wait_kept_idle(h);
+	assert_int_equal(qj_hold(holder, "modem", "check", 0, 0), 0);
+	assert_int_equal(qj_release(holder, "modem"), 0);
+	for (i = 0; i < 20; i++) {
+		if (!itest_stopped_or_stopping(pid))
+			fail_msg("spinner %d continued by a short hold (state %c)", pid,
+				 itest_state(pid));
+		msleep(50);
+	}
+	/* A hold that lasts dark_wake_max: the machine stays awake, the jail runs again. */
+	wait_kept_idle(h);
 	assert_int_equal(qj_hold(holder, "user", "key press", 0, 0), 0);
 	assert_true(harness_wait_state(h, "awake", 5000));
-	for (i = 0; i < 300 && (st = itest_state(pid)) == 'T'; i++)
+	for (i = 0; i < 1000 && (st = itest_state(pid)) == 'T'; i++)
 		msleep(10);
 	assert_true(st == 'R' || st == 'S');
 	assert_true(harness_log_has(h, "kept since the dark wake is restored"));
@@ -266,10 +289,34 @@ static void test_continued_process_is_not_quiesced(void **state)
 	qj_close(c);
 }
 
+/* dark_wake_max: 0: any hold restores the kept jail at once. */
+static void test_any_hold_restores_at_once(void **state)
+{
+	struct harness *h = *state;
+	struct qj_conn *c = NULL, *holder = NULL;
+	pid_t pid;
+	char st = 0;
+
+	REQUIRE_HARNESS(h);
+	assert_int_equal(qj_open(h->socket, &c), 0);
+	pid = spawn(c, "while :; do :; done");
+	wait_suspends(h, 1, 60000);
+	wait_kept_idle(h);
+	assert_int_equal(qj_open(h->socket, &holder), 0);
+	assert_int_equal(qj_hold(holder, "modem", "check", 0, 0), 0);
+	for (int i = 0; i < 300 && (st = itest_state(pid)) == 'T'; i++)
+		msleep(10);
+	assert_true(st == 'R' || st == 'S');
+	qj_close(holder);
+	qj_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dark_wake_keeps_the_jail, setup_keep,
+						harness_teardown),
+		cmocka_unit_test_setup_teardown(test_any_hold_restores_at_once, setup_keep_any_hold,
 						harness_teardown),
 		cmocka_unit_test_setup_teardown(test_restore_mode_samples_every_cycle,
 						setup_restore, harness_teardown),

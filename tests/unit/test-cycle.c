@@ -268,7 +268,7 @@ static void test_cycle_dark_wake_keeps_the_jail(void **state)
 
 	(void)state;
 	init(&c);
-	qj_cycle_set_keep_quiesced(&c, true);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
 	t = to_suspending(&c, 0);
 	assert_int_equal(qj_cycle_on_backend(&c, 0, t + 10), QJ_CYCLE_DO_KEEP);
 	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
@@ -295,7 +295,7 @@ static void test_cycle_dark_wake_hold_restores(void **state)
 
 	(void)state;
 	init(&c);
-	qj_cycle_set_keep_quiesced(&c, true);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
 	t = to_suspending(&c, 0);
 	qj_cycle_on_backend(&c, 0, t + 10);
 	/* Releasing nothing changes nothing; a hold restores the kept jail at once. */
@@ -325,7 +325,7 @@ static void test_cycle_dark_wake_preparing_and_off(void **state)
 
 	(void)state;
 	init(&c);
-	qj_cycle_set_keep_quiesced(&c, true);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
 	t = to_suspending(&c, 0);
 	qj_cycle_on_backend(&c, 0, t);
 	qj_cycle_set_delays(&c, 1, 500);
@@ -345,7 +345,7 @@ static void test_cycle_dark_wake_preparing_and_off(void **state)
 	qj_cycle_on_timer(&c, t);
 	qj_cycle_on_quiesce(&c, 1, 0, t);
 	assert_int_equal(qj_cycle_on_backend(&c, 0, t), QJ_CYCLE_DO_KEEP);
-	qj_cycle_set_keep_quiesced(&c, false);
+	qj_cycle_set_keep_quiesced(&c, false, 0);
 	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 1),
 			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
 	assert_false(qj_cycle_jail_quiesced(&c));
@@ -360,7 +360,7 @@ static void test_cycle_dark_wake_failures_restore(void **state)
 
 	(void)state;
 	init(&c);
-	qj_cycle_set_keep_quiesced(&c, true);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
 	t = to_suspending(&c, 0);
 	assert_int_equal(qj_cycle_on_backend(&c, -EBUSY, t),
 			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
@@ -374,6 +374,49 @@ static void test_cycle_dark_wake_failures_restore(void **state)
 			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
 	assert_false(c.kept);
 	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+}
+
+/* dark_wake_max: a short hold (a wake's handler) leaves the jail kept, a long one not. */
+static void test_cycle_dark_wake_short_hold_keeps(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 500);
+	t = to_suspending(&c, 0);
+	qj_cycle_on_backend(&c, 0, t);
+	/* The modem handler holds 200 ms: awake, the jail still kept. */
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + 10), 0);
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_true(c.kept);
+	assert_true(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.deadline_usec, t + 10 + 500);
+	assert_int_equal(qj_cycle_on_holds(&c, 2, t + 100), 0);
+	assert_int_equal(c.deadline_usec, t + 10 + 500); /* from the first hold */
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 210), 0);
+	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
+	assert_true(c.kept);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 210 + IDLE), QJ_CYCLE_DO_QUIESCE_KEPT);
+	assert_int_equal(qj_cycle_on_quiesce(&c, 1, 0, t + 210 + IDLE), QJ_CYCLE_DO_BACKEND_START);
+	t += 210 + IDLE;
+	/* Music: a hold past dark_wake_max restores the jail, the machine stays awake. */
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t), QJ_CYCLE_DO_KEEP);
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + 1), 0);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 500), 0);
+	assert_true(c.kept);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 501),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_true(c.restoring_kept);
+	assert_false(c.kept);
+	assert_false(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_int_equal(c.deadline_usec, USEC_INFINITY);
+	/* Released: a normal cycle. */
+	qj_cycle_on_holds(&c, 0, t + 600);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 600 + IDLE),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
 }
 
 int main(void)
@@ -394,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_dark_wake_hold_restores),
 		cmocka_unit_test(test_cycle_dark_wake_preparing_and_off),
 		cmocka_unit_test(test_cycle_dark_wake_failures_restore),
+		cmocka_unit_test(test_cycle_dark_wake_short_hold_keeps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
