@@ -13,43 +13,6 @@
 #include "engine-internal.h"
 #include "log.h"
 
-/*
- * A task's record waiting for its outcome: the quiesce is complete, so it took effect.
- * The same record as engine.c's log_action() (to be shared once engine.c is split).
- */
-static void log_pending(struct qj_engine *e, struct task *t)
-{
-	struct app_state *a = qj_eng_app_state(e, t->app);
-	const struct qj_rung *rung = &e->p->rungs[t->rung];
-	_cleanup_free_ char *cg = qj_cgroup_app_path(e->cg, t->app);
-	struct qj_kill_record rec = {
-		.ts_usec = t->applied_realtime_usec,
-		.cycle = e->cycle,
-		.app = t->app,
-		.pid = t->pid,
-		.comm = t->comm,
-		.exe = t->exe,
-		.uid = t->uid,
-		.cgroup = cg,
-		.action = qj_action_to_string(rung->action),
-		.rung = t->rung,
-		.rung_name = rung->name,
-		.reason = t->pending_reason,
-		.cpu_ms = t->pending_cpu_ms,
-		.window_ms = t->pending_window_ms,
-		.outcome = "blocked",
-		.strikes = a ? a->strikes + a->struck : 0,
-	};
-	int r;
-
-	t->pending = false;
-	if (!e->log)
-		return;
-	r = qj_killlog_append(e->log, &rec);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the kill log, ignoring: %m");
-}
-
 /* The summary of a cycle whose jail is kept: the same fields as the restore's, kept: true. */
 static void write_kept_summary(struct qj_engine *e, const char *why, uint64_t now)
 {
@@ -91,13 +54,20 @@ int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
 		return -ESTALE;
 	if (e->log)
 		qj_killlog_defer_sync(e->log);
+	/* Records still waiting for their outcome: the quiesce is complete, they took effect. */
 	for (size_t i = 0; i < e->n_tasks; i++)
-		if (e->tasks[i].pending && !e->tasks[i].gone && e->tasks[i].rung >= 0)
-			log_pending(e, &e->tasks[i]);
+		if (e->tasks[i].ladder.pending && !e->tasks[i].gone)
+			qj_eng_log_action(e, &e->tasks[i], "blocked");
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].ladder.pending)
+			qj_eng_log_group(e, &e->apps[i],
+					 qj_eng_rung_ops(e, e->apps[i].ladder.rung)->kills ?
+						 "killed" :
+						 "blocked");
 	/* The cycle ended: its strikes count, as at a restore. */
 	for (size_t i = 0; i < e->n_apps; i++)
 		if (e->apps[i].struck) {
-			e->apps[i].strikes++;
+			e->apps[i].undo.strikes++;
 			e->apps[i].struck = false;
 		}
 	write_kept_summary(e, why ? why : "suspended", now);
@@ -137,7 +107,7 @@ static const char *what_ran(struct qj_engine *e, uint64_t now)
 		struct task *t = &e->tasks[i];
 		struct qj_proc_stat st;
 
-		if (t->gone || !t->stopped_by_us)
+		if (t->gone || !t->undo.stopped)
 			continue;
 		if (qj_proc_stat_read(t->pid, &st) < 0)
 			continue; /* gone: nothing of it runs */
