@@ -127,7 +127,7 @@ if [ $MODE = qosjail ]; then
 			"killed $(grep "\"app\":\"$a\"" $LOG | grep -c '"action":"SIGKILL"')"
 	done
 	echo "QJ-DAY: CYCLES $(grep -c '"action":"summary"' $LOG) suspended" \
-		"$(grep '"action":"summary"' $LOG | grep -c '"reason":"suspended"')"
+		"$(grep '"action":"summary"' $LOG | grep -c '"reason":"suspended')"
 	sed 's/^/QJ-DAY: KILLLOG /' $LOG
 	qosjailctl status
 	qosjailctl report --html /tmp/day.html
