@@ -45,6 +45,59 @@ static void write_kept_summary(struct qj_engine *e, const char *why, uint64_t no
 		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
 }
 
+/* A task's CPU, all threads (ns); false when it cannot be read (gone). */
+static bool task_cpu_ns(struct task *t, uint64_t *ret)
+{
+	struct qj_proc_stat st;
+	struct qj_demand d;
+
+	if (qj_proc_stat_read(t->pid, &st) < 0 || st.start_time != t->start_time ||
+	    qj_sample_read(&t->sample, &st, &d) < 0)
+		return false;
+	*ret = d.cpu_ns;
+	return true;
+}
+
+/*
+ * The tasks we stopped whose SIGSTOP is still pending (starved at the idle class): to
+ * take it they must run, in the kernel, and the jail's usage moves by that much.
+ */
+static void note_settling(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		struct qj_proc_stat st;
+
+		t->kept_settling = false;
+		if (t->gone || !t->undo.stopped || qj_proc_stat_read(t->pid, &st) < 0 ||
+		    st.start_time != t->start_time || st.state == 'T' || st.state == 't')
+			continue;
+		t->kept_settling = task_cpu_ns(t, &t->kept_cpu_ns);
+	}
+}
+
+/*
+ * The CPU the settling tasks used since the jail was kept, in usec rounded up, when
+ * each is stopped now (it ran only to take its stop: no code of its own).
+ */
+static uint64_t settled_usec(struct qj_engine *e)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < e->n_tasks; i++) {
+		struct task *t = &e->tasks[i];
+		struct qj_proc_stat st;
+		uint64_t ns;
+
+		if (!t->kept_settling || t->gone || qj_proc_stat_read(t->pid, &st) < 0 ||
+		    st.start_time != t->start_time || (st.state != 'T' && st.state != 't') ||
+		    !task_cpu_ns(t, &ns) || ns < t->kept_cpu_ns)
+			continue;
+		sum += (ns - t->kept_cpu_ns + 999) / 1000 + 1; /* +1: usage_usec truncates */
+	}
+	return sum;
+}
+
 int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -75,6 +128,7 @@ int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
 	e->kept = r >= 0; /* without a usage figure the next cycle starts over */
 	if (r < 0)
 		log_warning_errno(r, "Cannot read the jail's CPU usage, not keeping it: %m");
+	note_settling(e); /* after the usage: what they run later is never in it */
 	log_info("Cycle %" PRIu64 " kept quiesced (%s): %u actions, %u stopped so far", e->cycle,
 		 why ? why : "suspended", e->n_actions, e->n_stopped_cycle);
 	if (e->log) {
@@ -83,6 +137,23 @@ int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
 			log_warning_errno(r, "Failed to sync the kill log: %m");
 	}
 	return e->kept ? 0 : r;
+}
+
+/*
+ * A task we stopped is still ours to count as stopped: in T, or its SIGSTOP still
+ * pending (starved at the idle class it has not run to take it; a SIGCONT would have
+ * discarded it), or one of its threads in T (observe.c's reasoning for a quiesce).
+ */
+static bool still_stopped(pid_t pid, const struct qj_proc_stat *st)
+{
+	struct qj_proc_status ps;
+
+	if (st->state == 'T' || st->state == 't')
+		return true;
+	if (qj_proc_status_read(pid, &ps) == 0 &&
+	    ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))))
+		return true;
+	return qj_proc_some_thread_stopped(pid) > 0;
 }
 
 /*
@@ -97,8 +168,18 @@ static const char *what_ran(struct qj_engine *e, uint64_t now)
 
 	if (qj_cgroup_usage_usec(e->cg, NULL, &usage) < 0)
 		return "its CPU usage cannot be read";
-	if (usage != e->kept_usage_usec)
-		return "its CPU usage moved";
+	if (usage != e->kept_usage_usec) {
+		/* Explained by stops taking effect?  The usage read again after theirs. */
+		uint64_t settled = settled_usec(e);
+
+		if (qj_cgroup_usage_usec(e->cg, NULL, &usage) < 0)
+			return "its CPU usage cannot be read";
+		if (usage < e->kept_usage_usec || usage - e->kept_usage_usec > settled)
+			return "its CPU usage moved";
+		log_debug("The jail's %" PRIu64 " us since the dark wake: its SIGSTOPs taking "
+			  "effect",
+			  usage - e->kept_usage_usec);
+	}
 	if (qj_eng_rescan(e, now) < 0)
 		return "its processes cannot be listed";
 	if (e->n_tasks != before)
@@ -111,7 +192,7 @@ static const char *what_ran(struct qj_engine *e, uint64_t now)
 			continue;
 		if (qj_proc_stat_read(t->pid, &st) < 0)
 			continue; /* gone: nothing of it runs */
-		if (st.start_time == t->start_time && st.state != 'T' && st.state != 't')
+		if (st.start_time == t->start_time && !still_stopped(t->pid, &st))
 			return "a stopped process was continued";
 	}
 	return NULL;

@@ -140,6 +140,9 @@ struct task {
 	const char *pending_reason;
 	uint64_t pending_cpu_ms;
 	uint64_t pending_window_ms;
+	/* darkwake.c: its SIGSTOP still pending when the jail was kept, its CPU then. */
+	bool kept_settling;
+	uint64_t kept_cpu_ns;
 };
 
 /* Rung actions taken against an app since the daemon started (qosjailctl metrics). */
