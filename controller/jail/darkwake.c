@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <signal.h>
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 #include "log.h"
 
 /* The summary of a cycle whose jail is kept: the same fields as the restore's, kept: true. */
