@@ -389,6 +389,39 @@ static void test_task_rung_stop_blocked(void **state)
 	assert_true(kid_waited(k, WCONTINUED));
 }
 
+/*
+ * A spinner starved at the idle class: runnable all window, given no slice, so its
+ * CPU reads 0 ms.  Stopped as busy, and its record says it was starved rather than
+ * "busy" beside 0 ms; a spinner that ran keeps "busy" and its figure.
+ */
+static void test_task_starved_reason(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *starved = kid_new(f, "a"), *ran = kid_new(f, "b");
+	uint64_t now = T0;
+
+	starved->state = 'R';
+	starved->nonvoluntary = 10;
+	kid_write(f, starved);
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 0);
+	now += 300 * MS;
+	kid_window(f, ran, true, 300 * MS);
+	app_usage(f, 1, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(task_of(f, starved)->ladder.rung, 0);
+	assert_int_equal(task_of(f, ran)->ladder.rung, 0);
+	assert_true(kid_waited(starved, WSTOPPED) && kid_waited(ran, WSTOPPED));
+	starved->state = ran->state = 'T';
+	kid_write(f, starved);
+	kid_write(f, ran);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	assert_true(
+		logged(f, "\"app\":\"a\"", "\"reason\":\"busy, starved\"", "\"cpu_ms\":0,", NULL));
+	assert_true(logged(f, "\"app\":\"b\"", "\"reason\":\"busy\"", "\"cpu_ms\":300,", NULL));
+	assert_false(logged(f, "\"reason\":\"busy\"", "\"cpu_ms\":0,", NULL));
+}
+
 /* Continued by another process: the task's own ladder goes on to SIGTERM. */
 static void test_task_continued_escalates(void **state)
 {
@@ -565,6 +598,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_observe_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_rung_stop_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_starved_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
