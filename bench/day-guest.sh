@@ -138,6 +138,8 @@ if [ $MODE = qosjail ]; then
 	kill -TERM $DAEMON
 	wait $DAEMON
 	echo "QJ-DAY: DAEMON exit $?"
+	# Its own log, for what the kill log does not say (a client's error, say).
+	sed 's/^/QJ-DAY: DLOG /' /tmp/qosjaild.log
 else
 	for a in spinner poller hopper hog; do
 		echo "QJ-DAY: APP $a tasks running stopped 0 termed 0 killed 0"
