@@ -59,6 +59,7 @@ static int task_apply(struct qj_engine *e, struct app_state *a, struct task *t, 
 	t->pending_reason = task_reason(t);
 	t->pending_cpu_ms = t->sample.last_ns / 1000000;
 	t->pending_window_ms = t->sample.last_window_usec / USEC_PER_MSEC;
+	qj_eng_task_exe(t);
 	r = ops->task(e, a, t);
 	rung_taken(e, a, &t->ladder, rung, now);
 	t->sig_seen_usec = now; /* sent: pending until it runs */
@@ -112,6 +113,7 @@ int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		 */
 		if (t->ladder.rung > a->ladder.rung)
 			continue;
+		qj_eng_task_exe(t);
 		r = ops->task(e, a, t);
 		if (r == -ESRCH) {
 			qj_eng_mark_gone(e, t);
