@@ -27,6 +27,7 @@
 #include "ipc.h"
 #include "killlog.h"
 #include "log.h"
+#include "logind-idle.h"
 #include "logind.h"
 #include "loop.h"
 #include "policy.h"
@@ -53,6 +54,8 @@ static void rearm_timer(struct qj_daemon *d)
 		t = qj_ipc_resume_usec(d->ipc);
 	if (qj_logind_next_usec(d->logind) < t)
 		t = qj_logind_next_usec(d->logind);
+	if (qj_logind_idle_next_usec(d->logind_idle) < t)
+		t = qj_logind_idle_next_usec(d->logind_idle);
 	/*
 	 * Lazy: a timer already armed at or before @t stays as it is.  The idle
 	 * deadline moves later on every release, and re-arming each time cost a
@@ -348,6 +351,7 @@ static void on_timer(struct qj_event_source *s, uint32_t events)
 	}
 	qj_ipc_on_timer(d->ipc, t);
 	qj_logind_on_timer(d->logind, t);
+	qj_logind_idle_on_timer(d->logind_idle, t);
 	qj_daemon_apply(d, qj_cycle_on_timer(&d->cycle, t));
 }
 
@@ -667,6 +671,7 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	/* Interrupts and joins a running write first: nothing suspends after we left. */
 	d->power = qj_power_free(d->power);
 	d->logind = qj_logind_free(d->logind);
+	d->logind_idle = qj_logind_idle_free(d->logind_idle);
 	d->ipc = qj_ipc_free(d->ipc);
 	if (d->engine) {
 		int r = qj_engine_restore(d->engine, "qosjaild exiting");

@@ -1007,6 +1007,10 @@ static void walk_logind(struct ctx *c, struct node *n, void *obj, const struct f
 		  .offset = offsetof(struct qj_policy, logind_absent_max_usec),
 		  .min = 0,
 		  .max = USEC_PER_HOUR },
+		/* The user is using the machine: a session's idle hint as a hold. */
+		{ .key = "idle_hint",
+		  .type = F_BOOL,
+		  .offset = offsetof(struct qj_policy, logind_idle_hint) },
 	};
 
 	walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);
