@@ -126,7 +126,7 @@ struct task {
 	 */
 	bool sent_stop;
 	bool killed_by_us;
-	/* Its SIGSTOP is queued, not taken: it counts as stopped, its record waits. */
+	/* Its SIGSTOP is queued, not taken (or it is inside its exit): it counts as stopped, its record waits. */
 	bool stop_queued;
 	bool by_group; /* acted on by a group rung: the app's record covers it */
 	unsigned threads; /* at the last look: a group stop needs two */

@@ -145,6 +145,18 @@ static int observe_our_stop(struct task *t, const struct qj_proc_stat *st,
 		t->activity = QJ_TASK_STOPPED; /* or exiting: the pidfd will say so */
 		return 0;
 	}
+	/*
+	 * Inside its exit (a make's awk finishing as the stop came): the kernel
+	 * dropped the stop, and it runs only its way out; not continued by
+	 * another, nothing to escalate.  Only a single-threaded one: a leader
+	 * that exited alone is in its exit too while its threads run on.
+	 */
+	if (st->num_threads == 1 && (st->flags & QJ_PF_EXITING)) {
+		/* Quiet, but not "blocked": its record waits for its death. */
+		t->activity = QJ_TASK_STOPPED;
+		t->stop_queued = true;
+		return 0;
+	}
 	/* We stopped it and it runs: another process sent SIGCONT. */
 	t->undo.stopped = false;
 	t->activity = QJ_TASK_CONTINUED;

@@ -43,6 +43,7 @@ struct kid {
 	int pidfd;
 	const char *app;
 	char state;
+	unsigned flags; /* PF_* of its stat */
 	uint64_t cpu_ns;
 	uint64_t voluntary, nonvoluntary;
 	uint64_t sigpnd;
@@ -96,8 +97,8 @@ static void kid_write(struct fixture *f, const struct kid *k)
 {
 	char path[PATH_MAX], stat[256];
 
-	snprintf(stat, sizeof(stat), "%d (kid) %c 1 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n",
-		 k->pid, k->state, k->pid);
+	snprintf(stat, sizeof(stat), "%d (kid) %c 1 0 0 0 0 %u 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n",
+		 k->pid, k->state, k->flags, k->pid);
 	snprintf(path, sizeof(path), "%s/%d/stat", f->proc, k->pid);
 	put(path, "%s", stat);
 	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", f->proc, k->pid, k->pid);
@@ -572,6 +573,40 @@ static void test_task_continued_escalates(void **state)
 	assert_true(logged(f, "\"action\":\"SIGTERM\"", "\"outcome\":\"killed\"", NULL));
 }
 
+/*
+ * A task inside its exit as the stop came (a make's awk finishing): the kernel drops
+ * the stop and it runs its way out.  Not "continued by another": no SIGTERM, and its
+ * death is recorded as its own.
+ */
+static void test_task_exiting_not_continued(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a");
+	uint64_t now = T0;
+
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 0);
+	now += 300 * MS;
+	kid_window(f, k, true, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(task_of(f, k)->ladder.rung, 0);
+	assert_true(kid_waited(k, WSTOPPED));
+	/* Its stat now: running, PF_EXITING, no stop pending, no thread in 'T'. */
+	k->flags = QJ_PF_EXITING;
+	kid_window(f, k, true, 10 * MS);
+	(void)step(f, now + 10 * MS);
+	assert_int_equal(task_of(f, k)->ladder.rung, 0);
+	assert_false(task_of(f, k)->killed_by_us);
+	assert_false(logged(f, "\"outcome\":\"continued-by-other\"", NULL));
+	assert_false(logged(f, "\"action\":\"SIGTERM\"", NULL));
+	/* It dies on its own: the record says so. */
+	assert_int_equal(pidfd_send_signal(k->pidfd, SIGKILL, NULL, 0), 0);
+	assert_int_equal(waitid(P_PIDFD, (id_t)k->pidfd, &(siginfo_t){}, WEXITED | WNOWAIT), 0);
+	(void)step(f, now + 20 * MS);
+	assert_true(logged(f, "\"action\":\"SIGSTOP\"", "\"outcome\":\"exited\"", NULL));
+	assert_false(logged(f, "\"outcome\":\"killed\"", NULL));
+}
+
 /* The group ladder: the app is busy and no task of it explains it: one sweep stops all. */
 static void test_group_rung_sweep(void **state)
 {
@@ -727,6 +762,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_step_waits_for_first_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_exiting_not_continued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_same_app, setup, teardown),
