@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the jail engine's files share (private to controller/jail/): engine.c (tasks,
- * the quiesce and the restore), membership.c (who is in the jail: placing, exec
- * matching, resync from /proc and cgroup.procs) and restart.c (the state file a
- * restarted daemon undoes).
+ * What the jail engine's files share (private to controller/jail/): the engine's state
+ * (tasks, apps, follows, consents) and each file's entry points, listed bottom up.
  */
 #ifndef QJ_ENGINE_INTERNAL_H
 #define QJ_ENGINE_INTERNAL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,11 +18,11 @@
 #include "policy.h"
 #include "proc.h"
 #include "procmon.h"
+#include "sampler.h"
+#include "util.h"
 
 struct exec_match;
 struct qj_procread;
-#include "sampler.h"
-#include "util.h"
 
 #define STATE_FILE "jail-state.json"
 /* How soon to look again after a stop, kill or freeze: they take effect at once. */
@@ -70,10 +69,37 @@ struct consent {
 	char *app; /* the app it consented in: whose share it takes */
 };
 
+/*
+ * Where a task, or an app's group as a whole, stands on the ladder in the current
+ * cycle: the same for both, so one decide-and-apply (qj_eng_rung_step()) serves both.
+ */
+struct rung_state {
+	int rung; /* the last rung applied, -1 none */
+	uint64_t applied_usec;
+	uint64_t applied_realtime_usec;
+	bool pending; /* its kill-log record waits for the outcome */
+};
+
 struct slack {
 	pid_t tid;
 	uint64_t start_time; /* the thread's: a restarted daemon checks it before undoing */
 	uint64_t old_ns;
+};
+
+/*
+ * The undo record: what the cycle changed that the restore, or a restarted daemon
+ * (restart.c saves it in the state file), must put back.  A task's:
+ */
+struct task_undo {
+	bool stopped; /* stopped by the cycle, not continued since */
+	struct slack *slack; /* timer slack raised, a thread each */
+	size_t n_slack;
+};
+
+/* An app's (its strikes are kept over cycles and restarts too). */
+struct app_undo {
+	bool frozen; /* frozen by the cycle */
+	unsigned strikes; /* before the current cycle */
 };
 
 struct task {
@@ -93,7 +119,7 @@ struct task {
 	enum qj_task_activity activity;
 	unsigned seen; /* rescan generation */
 	bool gone;
-	bool stopped_by_us;
+	struct task_undo undo;
 	/*
 	 * The cycle sent it SIGSTOP: the restore continues it whatever state it
 	 * was last seen in (a stop seen "continued" may still take effect).
@@ -109,16 +135,11 @@ struct task {
 	/* Sent SIGXCPU and not seen blocked since: winding down, if it listens. */
 	bool notified;
 	uint64_t notify_cpu_ns; /* its CPU when notified */
-	/* The last action, logged once its outcome is known. */
-	int rung;
-	uint64_t applied_usec;
-	uint64_t applied_realtime_usec;
-	bool pending;
+	/* Its own rungs (a group rung sets rung and applied_usec, the app's record covers it). */
+	struct rung_state ladder;
 	const char *pending_reason;
 	uint64_t pending_cpu_ms;
 	uint64_t pending_window_ms;
-	struct slack *slack;
-	size_t n_slack;
 };
 
 /* Rung actions taken against an app since the daemon started (qosjailctl metrics). */
@@ -132,9 +153,8 @@ struct app_state {
 	char *name;
 	struct action_count *counts;
 	size_t n_counts;
-	unsigned strikes; /* before the current cycle */
+	struct app_undo undo;
 	bool struck; /* escalated past a notification in the current cycle */
-	bool frozen_by_us;
 	/* Group demand (cpu.stat usage + cpu.pressure stall) over the last window. */
 	bool have_base;
 	uint64_t t0_usec;
@@ -160,17 +180,37 @@ struct app_state {
 	unsigned new_tasks; /* tasks of it the last rescan found */
 	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
 	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
-	int g_rung; /* -1 none */
-	uint64_t g_applied_usec;
-	uint64_t g_applied_realtime_usec;
+	struct rung_state ladder;
 	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
-	bool g_pending; /* its record waits for the outcome */
 	unsigned g_n; /* tasks the group action reached */
 	pid_t g_pids[GROUP_PIDS_MAX];
 	uint64_t g_cpu_ms, g_window_ms;
 	/* Why the quiesce waits for it, for status and explain ("" when it does not). */
 	char holding[96];
 	uint64_t holding_next_usec;
+};
+
+/*
+ * What a rung action does (rungops.c: one row an action, beside the rung table of
+ * policy/actions.c).  rungs.c, the step and the restore read only the row.
+ */
+struct rung_ops {
+	/* Performs it on task @t of @a: 0, or -errno (-ESRCH: gone). */
+	int (*task)(struct qj_engine *e, struct app_state *a, struct task *t);
+	/* Its group form, at once on @a's group (cgroup.freeze, cgroup.kill): 0 or -errno. */
+	int (*group)(struct qj_engine *e, struct app_state *a);
+	/*
+	 * Or its group form is @task sent to each task of the group that @reached() says
+	 * has not had it, again at each step until cgroup.procs is stable.
+	 */
+	bool sweep;
+	bool (*reached)(const struct task *t);
+	/* Already in effect for the task's whole group: nothing to do (NULL: never). */
+	bool (*in_effect)(const struct app_state *a);
+	bool notifies; /* asks the task to wind down: its CPU budget counts from the send */
+	bool stops; /* its effect is the stopped state, which another's SIGCONT undoes */
+	bool kills; /* the group form's outcome, once the app is quiet, is "killed" */
+	bool kills_at_restore; /* and at the restore (a SIGTERM's handler may still be due) */
 };
 
 struct qj_engine {
@@ -216,20 +256,65 @@ struct qj_engine {
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
 };
 
-/* engine.c */
-/* qsort() order of the tracked tasks: by pid. */
-int qj_eng_cmp_task(const void *a, const void *b);
+/*
+ * The engine's files, each using only those listed before it (tests/layout/check-links
+ * fails on a cycle).
+ */
+
+/* apps.c: per-app state. */
 struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name);
-int qj_eng_send_signal(struct task *t, int sig);
-void qj_eng_task_done(struct task *t);
+/* One more action of @rung against @a; not counted (logged) when out of memory. */
+void qj_eng_count_action(struct app_state *a, const struct qj_rung *rung);
+
+/* killrec.c: the ladder's kill-log records. */
+/* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
+void qj_eng_append_record(struct qj_engine *e, json_t *o);
+const char *qj_eng_gone_outcome(const struct task *t);
+void qj_eng_log_action(struct qj_engine *e, struct task *t, const char *outcome);
+void qj_eng_log_group(struct qj_engine *e, struct app_state *a, const char *outcome);
+
+/* follow.c: deaths after a cycle. */
+struct follow *qj_eng_find_follow(struct qj_engine *e, pid_t pid);
+void qj_eng_follow_remove(struct qj_engine *e, struct follow *f);
+void qj_eng_follow_sync(struct qj_engine *e);
+void qj_eng_follow_add(struct qj_engine *e, const struct task *t, const char *action);
 void qj_eng_follow_prune(struct qj_engine *e, uint64_t now);
 void qj_eng_on_exit_event(struct qj_engine *e, const struct qj_proc_event *ev);
+void qj_eng_follows_free(struct qj_engine *e);
+
+/* consent.c: notify consent. */
+void qj_eng_consents_prune(struct qj_engine *e);
+bool qj_eng_consented(struct qj_engine *e, pid_t pid, uint64_t start_time);
+void qj_eng_consents_free(struct qj_engine *e);
+
+/* tasks.c: the task table and timer slack. */
+/* qsort() order of the tracked tasks: by pid. */
+int qj_eng_cmp_task(const void *a, const void *b);
 struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid);
 int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now,
 		    struct task *ret);
+int qj_eng_send_signal(struct task *t, int sig);
+void qj_eng_task_done(struct task *t);
+void qj_eng_tasks_clear(struct qj_engine *e);
 void qj_eng_mark_gone(struct qj_engine *e, struct task *t);
+void qj_eng_slack_restore(struct qj_engine *e, struct task *t);
+
+/* rungops.c: what each rung action does. */
+/* The row of the policy's rung @rung (an empty row for an action without one). */
+const struct rung_ops *qj_eng_rung_ops(const struct qj_engine *e, int rung);
+/* @pid was reached by @a's group rung: listed in its record (at most GROUP_PIDS_MAX). */
+void qj_eng_group_note(struct app_state *a, pid_t pid);
+
+/* observe.c: a task's activity. */
+int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now);
 bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t);
-void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+bool qj_eng_notify_wait(const struct qj_engine *e, const struct task *t, uint64_t now);
+
+/* restart.c */
+int qj_eng_save_state(struct qj_engine *e);
+int qj_eng_cont_if_same(pid_t pid, uint64_t start_time);
+int qj_eng_load_and_undo_state(struct qj_engine *e);
+int qj_eng_sweep_jail(struct qj_engine *e);
 
 /* membership.c */
 /* The proc connector callback: exec matching, exits of followed processes. */
@@ -239,10 +324,29 @@ const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *na
 void qj_eng_backlog_free(struct qj_engine *e);
 int qj_eng_rescan(struct qj_engine *e, uint64_t now);
 
-/* restart.c */
-int qj_eng_save_state(struct qj_engine *e);
-int qj_eng_cont_if_same(pid_t pid, uint64_t start_time);
-int qj_eng_load_and_undo_state(struct qj_engine *e);
-int qj_eng_sweep_jail(struct qj_engine *e);
+/* appdemand.c: group demand. */
+int qj_eng_sample_groups(struct qj_engine *e, uint64_t now);
+void qj_eng_group_restart(struct qj_engine *e, struct app_state *a, uint64_t now);
+void qj_eng_group_restarts_flush(struct qj_engine *e);
+
+/* rungs.c: a rung decided and performed on a task or a group. */
+/*
+ * The one decide-and-apply of both ladders: the next rung of task @t of @a, or of @a's
+ * group as a whole (@t NULL: judged busy, it neither handles SIGXCPU nor consents),
+ * from its rung state; performed now when due.  *ret is the ladder's decision.  Returns
+ * 1 when a rung was performed, 0 when none was (or its action was already in effect),
+ * -errno when it failed (-ENOMEM fails the step; other errors are logged).
+ */
+int qj_eng_rung_step(struct qj_engine *e, struct app_state *a, struct task *t, uint64_t now,
+		     struct qj_ladder_decision *ret);
+/* Sends @a's group rung to every task of it not yet reached: how many it reached, -errno. */
+int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now);
+
+/* step.c: the quiesce. */
+int qj_eng_quiesce_begin(struct qj_engine *e, uint64_t cycle, uint64_t now_usec);
+int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec);
+
+/* restore.c */
+int qj_eng_restore(struct qj_engine *e, const char *why);
 
 #endif

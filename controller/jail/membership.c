@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "engine.h"
 #include "escape.h"
 #include "killlog.h"
 #include "ladder.h"
@@ -483,7 +482,7 @@ int qj_eng_rescan(struct qj_engine *e, uint64_t now)
 
 		if (t->gone || t->seen == e->generation)
 			continue;
-		if (!qj_pidfd_exited(t->pidfd) && (t->stopped_by_us || t->sent_stop))
+		if (!qj_pidfd_exited(t->pidfd) && (t->undo.stopped || t->sent_stop))
 			(void)qj_eng_send_signal(t, SIGCONT); /* left the jail: not ours to hold */
 		qj_eng_mark_gone(e, t);
 	}

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "engine.h"
 #include "escape.h"
 #include "killlog.h"
 #include "ladder.h"
@@ -61,23 +60,25 @@ int qj_eng_save_state(struct qj_engine *e)
 	for (size_t i = 0; i < e->n_tasks; i++) {
 		struct task *t = &e->tasks[i];
 
-		if (t->stopped_by_us && !t->gone &&
+		if (t->undo.stopped && !t->gone &&
 		    json_array_append_new(stopped, json_pack("{s:i,s:I}", "pid", t->pid, "start",
 							     (json_int_t)t->start_time)) < 0)
 			goto oom;
-		for (size_t j = 0; j < t->n_slack && !t->gone; j++)
+		for (size_t j = 0; j < t->undo.n_slack && !t->gone; j++)
 			if (json_array_append_new(
-				    slack, json_pack("{s:i,s:I,s:I}", "tid", t->slack[j].tid,
-						     "start", (json_int_t)t->slack[j].start_time,
-						     "old", (json_int_t)t->slack[j].old_ns)) < 0)
+				    slack,
+				    json_pack("{s:i,s:I,s:I}", "tid", t->undo.slack[j].tid, "start",
+					      (json_int_t)t->undo.slack[j].start_time, "old",
+					      (json_int_t)t->undo.slack[j].old_ns)) < 0)
 				goto oom;
 	}
 	for (size_t i = 0; i < e->n_apps; i++) {
-		if (e->apps[i].frozen_by_us &&
+		if (e->apps[i].undo.frozen &&
 		    json_array_append_new(frozen, json_string(e->apps[i].name)) < 0)
 			goto oom;
-		if (e->apps[i].strikes && json_object_set_new(strikes, e->apps[i].name,
-							      json_integer(e->apps[i].strikes)) < 0)
+		if (e->apps[i].undo.strikes &&
+		    json_object_set_new(strikes, e->apps[i].name,
+					json_integer(e->apps[i].undo.strikes)) < 0)
 			goto oom;
 	}
 	if (qj_cgroup_idle_saved(e->cg, &knob, &old) == 0 &&
@@ -188,7 +189,7 @@ int qj_eng_load_and_undo_state(struct qj_engine *e)
 				json_decref(o);
 				return -ENOMEM;
 			}
-			a->strikes = (unsigned)json_integer_value(v);
+			a->undo.strikes = (unsigned)json_integer_value(v);
 		}
 	}
 	json_decref(o);

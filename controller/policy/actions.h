@@ -2,7 +2,7 @@
 /*
  * What a ladder rung can do: one table of every action's spelling and properties.
  * The policy parser, the engine, explain and the tests read it; adding a rung action is
- * an entry here and a case in the engine's switch that performs it (jail/engine.c).
+ * an entry here and a row of the engine's table of what it does (jail/rungops.c).
  */
 #ifndef QJ_ACTIONS_H
 #define QJ_ACTIONS_H
