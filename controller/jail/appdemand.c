@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 /* *ret_stall is UINT64_MAX without PSI (Debian boots with psi=0): no stall figure. */
 static int group_demand(struct qj_engine *e, const char *app, uint64_t *ret_usage,

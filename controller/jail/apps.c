@@ -8,7 +8,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name)
 {

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Jail cgroups.  libcgroup 2.0 serves the v1 cpu controller here (create,
- * attach, cpu.idle/cpu.shares); it must not touch cgroup2: it reaches v2 only
- * through the hugetlb controller and creating a v2 group through it writes
- * "+hugetlb" into the v2 root's subtree_control (docs/platform.md).  So v2 is raw
- * files, v1 cpu is libcgroup, with raw files as a fallback when libcgroup
- * cannot initialise.
+ * Jail cgroups.  libcgroup 2.0 serves the v1 cpu controller here (cgroup-v1.c); it
+ * must not touch cgroup2: it reaches v2 only through the hugetlb controller and
+ * creating a v2 group through it writes "+hugetlb" into the v2 root's
+ * subtree_control (docs/platform.md).  So v2 is raw files, here.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,8 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup-v1.h"
 #include "cgroup.h"
+#include "fileio.h"
 #include "log.h"
+#include "procfs.h"
 #include "util.h"
 
 enum idle_knob {
@@ -30,6 +31,17 @@ enum idle_knob {
 	_KNOB_MAX,
 };
 
+struct qj_cgroup {
+	enum qj_cg_layout layout;
+	char *path; /* v2 jail directory */
+	char *v2_mount;
+	char *v2_rel; /* path relative to the v2 mount, starting with '/' */
+	struct qj_cgv1 v1;
+	enum idle_knob knob;
+	bool idle_applied;
+	int64_t idle_old;
+};
+
 static const char *const knob_names[_KNOB_MAX] = {
 	[KNOB_NONE] = "none",
 	[KNOB_V2_IDLE] = "v2:cpu.idle",
@@ -38,92 +50,9 @@ static const char *const knob_names[_KNOB_MAX] = {
 	[KNOB_V1_SHARES] = "v1:cpu.shares",
 };
 
-struct qj_cgroup {
-	enum qj_cg_layout layout;
-	char *path; /* v2 jail directory */
-	char *v2_mount;
-	char *v2_rel; /* path relative to the v2 mount, starting with '/' */
-	char *cpu_path; /* v1 cpu jail directory, NULL when unused */
-	char *cpu_rel; /* relative to the v1 cpu mount, for libcgroup */
-	bool libcgroup; /* cgroup_init() worked and serves v1 cpu */
-	enum idle_knob knob;
-	bool idle_applied;
-	int64_t idle_old;
-};
-
-int qj_read_file(const char *path, char **ret)
-{
-	_cleanup_close_ int fd = -EBADF;
-	size_t cap = 4096, len = 0;
-	char *buf;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb = realloc(buf, cap * 2 + 1);
-
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		/* cgroup.procs hands out at most 4096 bytes per read: loop to EOF. */
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			int r = negative_errno();
-
-			if (r == -EINTR)
-				continue;
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	*ret = buf;
-	return 0;
-}
-
-int qj_write_file(const char *path, const char *s)
-{
-	_cleanup_close_ int fd = -EBADF;
-	size_t len = strlen(s);
-	ssize_t n;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	n = write(fd, s, len);
-	if (n < 0)
-		return negative_errno();
-	if ((size_t)n != len)
-		return -EIO;
-	return 0;
-}
-
-static char *join(const char *a, const char *b)
-{
-	char *s;
-
-	if (asprintf(&s, "%s/%s", a, b) < 0)
-		return NULL;
-	return s;
-}
-
 static bool file_exists(const char *dir, const char *name)
 {
-	_cleanup_free_ char *p = join(dir, name);
+	_cleanup_free_ char *p = qj_cg_join(dir, name);
 
 	return p && access(p, F_OK) == 0;
 }
@@ -146,8 +75,11 @@ int qj_cgroup_detect(enum qj_cg_layout *ret, char **ret_v2_mount)
 	_cleanup_free_ char *v2 = NULL;
 	size_t cap = 0;
 	bool v1 = false;
+	char path[QJ_PROCFS_PATH_MAX];
 
-	f = fopen("/proc/self/mountinfo", "re");
+	if (qj_procfs_path(path, sizeof(path), "self/mountinfo") < 0)
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
 	if (!f)
 		return negative_errno();
 	while (getline(&line, &cap, f) > 0) {
@@ -174,173 +106,6 @@ int qj_cgroup_detect(enum qj_cg_layout *ret, char **ret_v2_mount)
 	return 0;
 }
 
-static int lcg_errno(int r)
-{
-	if (r == 0)
-		return 0;
-	if (r == ECGOTHER) {
-		int e = cgroup_get_last_errno();
-
-		return e > 0 ? -e : -EIO;
-	}
-	if (r == ECGROUPNOTEXIST)
-		return -ENOENT;
-	return -EIO;
-}
-
-/* libcgroup wants paths relative to the controller's mount point. */
-static int v1_rel(const char *cpu_path, char **ret)
-{
-	char *mnt = NULL;
-	size_t n;
-	int r;
-
-	r = cgroup_get_subsys_mount_point("cpu", &mnt);
-	if (r != 0)
-		return lcg_errno(r);
-	n = strlen(mnt);
-	if (strncmp(cpu_path, mnt, n) != 0 || (cpu_path[n] != '/' && cpu_path[n] != 0)) {
-		free(mnt);
-		return -EXDEV;
-	}
-	*ret = strdup(cpu_path[n] ? cpu_path + n : "/");
-	free(mnt);
-	return *ret ? 0 : -ENOMEM;
-}
-
-static char *v1_app_rel(const struct qj_cgroup *c, const char *app)
-{
-	return app ? join(c->cpu_rel, app) : strdup(c->cpu_rel);
-}
-
-static char *v1_app_path(const struct qj_cgroup *c, const char *app)
-{
-	return app ? join(c->cpu_path, app) : strdup(c->cpu_path);
-}
-
-/* A knob file of an app's v1 cpu group (the jail's own for @app NULL). */
-static char *v1_knob_path(const struct qj_cgroup *c, const char *app, const char *knob)
-{
-	_cleanup_free_ char *dir = v1_app_path(c, app);
-
-	return dir ? join(dir, knob) : NULL;
-}
-
-/* Creates a v1 cpu group through libcgroup (it needs a controller or it does nothing). */
-static int v1_create(const struct qj_cgroup *c, const char *app)
-{
-	_cleanup_free_ char *rel = v1_app_rel(c, app);
-	_cleanup_free_ char *path = v1_app_path(c, app);
-	struct cgroup *cg;
-	int r;
-
-	if (!rel || !path)
-		return -ENOMEM;
-	if (access(path, F_OK) == 0)
-		return 0;
-	if (!c->libcgroup)
-		return mkdir(path, 0755) < 0 && errno != EEXIST ? negative_errno() : 0;
-	cg = cgroup_new_cgroup(rel);
-	if (!cg)
-		return -ENOMEM;
-	if (!cgroup_add_controller(cg, "cpu")) {
-		cgroup_free(&cg);
-		return -ENOMEM;
-	}
-	r = lcg_errno(cgroup_create_cgroup(cg, 0));
-	cgroup_free(&cg);
-	if (r == 0 && access(path, F_OK) < 0)
-		return -EIO; /* the silent failure docs/platform.md warns about */
-	return r;
-}
-
-static int v1_set(const struct qj_cgroup *c, const char *app, const char *knob, int64_t v)
-{
-	_cleanup_free_ char *rel = v1_app_rel(c, app);
-	struct cgroup_controller *ctl;
-	struct cgroup *cg;
-	int r;
-
-	if (!rel)
-		return -ENOMEM;
-	if (!c->libcgroup) {
-		_cleanup_free_ char *p = v1_knob_path(c, app, knob);
-		char buf[32];
-
-		if (!p)
-			return -ENOMEM;
-		snprintf(buf, sizeof(buf), "%lld", (long long)v);
-		return qj_write_file(p, buf);
-	}
-	cg = cgroup_new_cgroup(rel);
-	if (!cg)
-		return -ENOMEM;
-	ctl = cgroup_add_controller(cg, "cpu");
-	r = ctl ? lcg_errno(cgroup_add_value_int64(ctl, knob, v)) : -ENOMEM;
-	if (r == 0)
-		r = lcg_errno(cgroup_modify_cgroup(cg));
-	cgroup_free(&cg);
-	return r;
-}
-
-static int v1_get(const struct qj_cgroup *c, const char *app, const char *knob, int64_t *ret)
-{
-	_cleanup_free_ char *rel = v1_app_rel(c, app);
-	struct cgroup_controller *ctl;
-	struct cgroup *cg;
-	int r;
-
-	if (!rel)
-		return -ENOMEM;
-	if (!c->libcgroup) {
-		_cleanup_free_ char *p = v1_knob_path(c, app, knob);
-		_cleanup_free_ char *s = NULL;
-
-		if (!p)
-			return -ENOMEM;
-		r = qj_read_file(p, &s);
-		if (r < 0)
-			return r;
-		*ret = strtoll(s, NULL, 10);
-		return 0;
-	}
-	cg = cgroup_new_cgroup(rel);
-	if (!cg)
-		return -ENOMEM;
-	r = lcg_errno(cgroup_get_cgroup(cg));
-	if (r == 0) {
-		ctl = cgroup_get_controller(cg, "cpu");
-		r = ctl ? lcg_errno(cgroup_get_value_int64(ctl, knob, ret)) : -ENOENT;
-	}
-	cgroup_free(&cg);
-	return r;
-}
-
-static int v1_attach(const struct qj_cgroup *c, const char *app, pid_t tid)
-{
-	_cleanup_free_ char *rel = v1_app_rel(c, app);
-	struct cgroup *cg;
-	int r;
-
-	if (!rel)
-		return -ENOMEM;
-	if (!c->libcgroup) {
-		_cleanup_free_ char *p = v1_knob_path(c, app, "tasks");
-		char buf[16];
-
-		if (!p)
-			return -ENOMEM;
-		snprintf(buf, sizeof(buf), "%d", tid);
-		return qj_write_file(p, buf);
-	}
-	cg = cgroup_new_cgroup(rel);
-	if (!cg)
-		return -ENOMEM;
-	r = cgroup_add_controller(cg, "cpu") ? lcg_errno(cgroup_attach_task_pid(cg, tid)) : -ENOMEM;
-	cgroup_free(&cg);
-	return r;
-}
-
 static void log_knobs(const struct qj_cgroup *c)
 {
 	static const char *const v2_knobs[] = { "cgroup.freeze", "cgroup.kill", "cgroup.events",
@@ -353,9 +118,10 @@ static void log_knobs(const struct qj_cgroup *c)
 			strncat(have, v2_knobs[i], sizeof(have) - strlen(have) - 1);
 		}
 	log_debug("Jail %s: layout %s, cgroup2 knobs:%s; v1 cpu %s%s%s, idle knob %s", c->path,
-		  qj_cg_layout_to_string(c->layout), have, c->cpu_path ? c->cpu_path : "unused",
-		  c->cpu_path && file_exists(c->cpu_path, "cpu.idle") ? " (cpu.idle)" : "",
-		  c->libcgroup ? " via libcgroup" : "", knob_names[c->knob]);
+		  qj_cg_layout_to_string(c->layout), have,
+		  c->v1.cpu_path ? c->v1.cpu_path : "unused",
+		  c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.idle") ? " (cpu.idle)" : "",
+		  c->v1.libcgroup ? " via libcgroup" : "", knob_names[c->knob]);
 }
 
 static enum idle_knob pick_knob(const struct qj_cgroup *c)
@@ -364,9 +130,9 @@ static enum idle_knob pick_knob(const struct qj_cgroup *c)
 		return KNOB_V2_IDLE;
 	if (file_exists(c->path, "cpu.weight"))
 		return KNOB_V2_WEIGHT;
-	if (c->cpu_path && file_exists(c->cpu_path, "cpu.idle"))
+	if (c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.idle"))
 		return KNOB_V1_IDLE;
-	if (c->cpu_path && file_exists(c->cpu_path, "cpu.shares"))
+	if (c->v1.cpu_path && file_exists(c->v1.cpu_path, "cpu.shares"))
 		return KNOB_V1_SHARES;
 	return KNOB_NONE;
 }
@@ -419,15 +185,16 @@ int qj_cgroup_new(const char *path, const char *cpu_path, struct qj_cgroup **ret
 		if (slash)
 			*slash = 0;
 		if (slash && stat(parent, &st) == 0) {
-			c->cpu_path = strdup(cpu_path);
-			if (!c->cpu_path) {
+			c->v1.cpu_path = strdup(cpu_path);
+			if (!c->v1.cpu_path) {
 				r = -ENOMEM;
 				goto fail;
 			}
-			c->libcgroup = cgroup_init() == 0 && v1_rel(cpu_path, &c->cpu_rel) == 0;
-			if (!c->libcgroup)
+			c->v1.libcgroup = cgroup_init() == 0 &&
+					  qj_cgv1_rel(cpu_path, &c->v1.cpu_rel) == 0;
+			if (!c->v1.libcgroup)
 				log_debug("libcgroup does not serve v1 cpu here, using raw files");
-			r = v1_create(c, NULL);
+			r = qj_cgv1_create(&c->v1, NULL);
 			if (r < 0) {
 				log_debug_errno(r, "Failed to create v1 cpu group %s: %m",
 						cpu_path);
@@ -451,15 +218,15 @@ struct qj_cgroup *qj_cgroup_free(struct qj_cgroup *c)
 	free(c->path);
 	free(c->v2_mount);
 	free(c->v2_rel);
-	free(c->cpu_path);
-	free(c->cpu_rel);
+	free(c->v1.cpu_path);
+	free(c->v1.cpu_rel);
 	free(c);
 	return NULL;
 }
 
 char *qj_cgroup_app_path(const struct qj_cgroup *c, const char *app)
 {
-	return join(c->path, app);
+	return qj_cg_join(c->path, app);
 }
 
 static bool app_name_ok(const char *app)
@@ -474,27 +241,27 @@ int qj_cgroup_app_create(struct qj_cgroup *c, const char *app)
 
 	if (!app_name_ok(app))
 		return -EINVAL;
-	p = join(c->path, app);
+	p = qj_cg_join(c->path, app);
 	if (!p)
 		return -ENOMEM;
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		return negative_errno();
-	if (c->cpu_path)
-		return v1_create(c, app);
+	if (c->v1.cpu_path)
+		return qj_cgv1_create(&c->v1, app);
 	return 0;
 }
 
 int qj_cgroup_app_remove(struct qj_cgroup *c, const char *app)
 {
-	_cleanup_free_ char *p = join(c->path, app);
+	_cleanup_free_ char *p = qj_cg_join(c->path, app);
 	int r = 0;
 
 	if (!p)
 		return -ENOMEM;
 	if (rmdir(p) < 0 && errno != ENOENT)
 		r = negative_errno();
-	if (c->cpu_path) {
-		_cleanup_free_ char *v1 = join(c->cpu_path, app);
+	if (c->v1.cpu_path) {
+		_cleanup_free_ char *v1 = qj_cg_join(c->v1.cpu_path, app);
 
 		/* rmdir is what libcgroup's delete does for an empty group, minus task migration. */
 		if (!v1)
@@ -511,7 +278,7 @@ int qj_cgroup_remove(struct qj_cgroup *c)
 
 	if (rmdir(c->path) < 0 && errno != ENOENT)
 		r = negative_errno();
-	if (c->cpu_path && rmdir(c->cpu_path) < 0 && errno != ENOENT && r == 0)
+	if (c->v1.cpu_path && rmdir(c->v1.cpu_path) < 0 && errno != ENOENT && r == 0)
 		r = negative_errno();
 	return r;
 }
@@ -604,8 +371,8 @@ int qj_cgroup_app_pids(const struct qj_cgroup *c, const char *app, pid_t **ret, 
 	int r;
 
 	if (app) {
-		_cleanup_free_ char *dir = join(c->path, app);
-		_cleanup_free_ char *p = dir ? join(dir, "cgroup.procs") : NULL;
+		_cleanup_free_ char *dir = qj_cg_join(c->path, app);
+		_cleanup_free_ char *p = dir ? qj_cg_join(dir, "cgroup.procs") : NULL;
 
 		return p ? qj_cgroup_read_pids(p, ret, ret_n) : -ENOMEM;
 	}
@@ -645,25 +412,25 @@ out:
 
 static int app_file(const struct qj_cgroup *c, const char *app, const char *name, char **ret)
 {
-	_cleanup_free_ char *dir = app ? join(c->path, app) : strdup(c->path);
+	_cleanup_free_ char *dir = app ? qj_cg_join(c->path, app) : strdup(c->path);
 
 	if (!dir)
 		return -ENOMEM;
-	*ret = join(dir, name);
+	*ret = qj_cg_join(dir, name);
 	return *ret ? 0 : -ENOMEM;
 }
 
 int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 {
-	char taskdir[64];
+	char taskdir[QJ_PROCFS_PATH_MAX];
 	int moved, r = 0;
 
-	if (!c->cpu_path)
+	if (!c->v1.cpu_path)
 		return 0;
-	snprintf(taskdir, sizeof(taskdir), "/proc/%d/task", pid);
+	qj_procfs_path(taskdir, sizeof(taskdir), "%d/task", pid);
 	/* v1 membership is per thread; threads created meanwhile: another pass. */
 	for (int pass = 0; pass < 3; pass++) {
-		_cleanup_free_ char *tasks = v1_knob_path(c, app, "tasks");
+		_cleanup_free_ char *tasks = qj_cgv1_knob_path(&c->v1, app, "tasks");
 		pid_t *in = NULL;
 		size_t n_in = 0;
 		DIR *d;
@@ -690,7 +457,7 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 				have = in[i] == tid;
 			if (have)
 				continue;
-			r = v1_attach(c, app, tid);
+			r = qj_cgv1_attach(&c->v1, app, tid);
 			if (r == -ESRCH || r == -ENOENT)
 				continue; /* thread exited */
 			if (r < 0)
@@ -710,13 +477,13 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 /* Is @pid's (leader's) v1 cpu group @app's?  1 yes, 0 no, -ESRCH gone. */
 static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
 {
-	_cleanup_free_ char *s = NULL, *want = v1_app_rel(c, app);
-	char path[64];
+	_cleanup_free_ char *s = NULL, *want = qj_cgv1_app_rel(&c->v1, app);
+	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
 	if (!want)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
 	r = qj_read_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -744,7 +511,7 @@ int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 {
 	int r;
 
-	if (!c->cpu_path)
+	if (!c->v1.cpu_path)
 		return 0;
 	r = v1_is_in(c, app, pid);
 	if (r != 0)
@@ -775,11 +542,11 @@ int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid)
 int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
 {
 	_cleanup_free_ char *s = NULL;
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	size_t rel = strlen(c->v2_rel);
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
 	r = qj_read_file(path, &s);
 	if (r == -ENOENT)
 		return -ESRCH;
@@ -897,7 +664,7 @@ static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 	switch (k) {
 	case KNOB_V2_IDLE:
 	case KNOB_V2_WEIGHT:
-		p = join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
+		p = qj_cg_join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
 		if (!p)
 			return -ENOMEM;
 		r = qj_read_file(p, &s);
@@ -906,9 +673,9 @@ static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 		*ret = strtoll(s, NULL, 10);
 		return 0;
 	case KNOB_V1_IDLE:
-		return v1_get(c, NULL, "cpu.idle", ret);
+		return qj_cgv1_get(&c->v1, NULL, "cpu.idle", ret);
 	case KNOB_V1_SHARES:
-		return v1_get(c, NULL, "cpu.shares", ret);
+		return qj_cgv1_get(&c->v1, NULL, "cpu.shares", ret);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -922,15 +689,15 @@ static int knob_set(struct qj_cgroup *c, enum idle_knob k, int64_t v)
 	switch (k) {
 	case KNOB_V2_IDLE:
 	case KNOB_V2_WEIGHT:
-		p = join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
+		p = qj_cg_join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
 		if (!p)
 			return -ENOMEM;
 		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 		return qj_write_file(p, buf);
 	case KNOB_V1_IDLE:
-		return v1_set(c, NULL, "cpu.idle", v);
+		return qj_cgv1_set(&c->v1, NULL, "cpu.idle", v);
 	case KNOB_V1_SHARES:
-		return v1_set(c, NULL, "cpu.shares", v);
+		return qj_cgv1_set(&c->v1, NULL, "cpu.shares", v);
 	default:
 		return -EOPNOTSUPP;
 	}

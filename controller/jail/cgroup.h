@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fileio.h" /* qj_read_file(), qj_write_file(): the cgroup files are read with them */
+
 enum qj_cg_layout {
 	QJ_CG_UNIFIED, /* cgroup2 only */
 	QJ_CG_HYBRID, /* cgroup2 plus v1 controllers */
@@ -86,9 +88,5 @@ bool qj_cgroup_has_idle_knob(const struct qj_cgroup *c);
 int qj_cgroup_idle_saved(const struct qj_cgroup *c, const char **ret_knob, int64_t *ret_old);
 /* Restores a knob value saved by a previous instance. */
 int qj_cgroup_idle_restore(struct qj_cgroup *c, const char *knob, int64_t old);
-
-/* Small file helpers (raw v2 and /proc files). */
-int qj_read_file(const char *path, char **ret);
-int qj_write_file(const char *path, const char *s);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 /* Forgets the consents of processes that exited. */
 void qj_eng_consents_prune(struct qj_engine *e)

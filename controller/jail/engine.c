@@ -2,7 +2,7 @@
 /*
  * The jail engine: its life (new, free, a policy reload), the public entry points of
  * the quiesce and the restore, and what it tells status, metrics and explain.  The
- * work is in the files below it (engine-internal.h lists them bottom up): the task
+ * work is in the files below it (jail-internal.h lists them bottom up): the task
  * table (tasks.c), observing a task (observe.c), group demand (appdemand.c), the
  * rungs (rungs.c), the step (step.c), the restore (restore.c), their kill-log
  * records (killrec.c), deaths followed after a cycle (follow.c), notify consent
@@ -23,7 +23,7 @@
 #include "log.h"
 #include "procread.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static int create_app_groups(struct qj_engine *e)
 {

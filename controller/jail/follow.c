@@ -16,7 +16,7 @@
 #include "escape.h"
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static void follow_done(struct follow *f)
 {

@@ -9,7 +9,7 @@
 #include "log.h"
 #include "rfc3339.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 /* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
 void qj_eng_append_record(struct qj_engine *e, json_t *o)

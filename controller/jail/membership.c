@@ -26,12 +26,13 @@
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
+#include "procfs.h"
 #include "procmon.h"
 #include "procread.h"
 #include "sampler.h"
 #include "util.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 const struct qj_app *qj_eng_jailed_app(const struct qj_engine *e, const char *name)
 {
@@ -315,7 +316,7 @@ int qj_eng_on_event(const struct qj_proc_event *ev, void *ud)
 /* Events were lost: reclassify every process and re-read the jail's membership. */
 static int resync(struct qj_engine *e)
 {
-	DIR *d = opendir("/proc");
+	DIR *d = opendir(qj_procfs_root());
 	struct dirent *de;
 	int r;
 

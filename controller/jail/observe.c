@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static bool app_frozen(struct qj_engine *e, const char *app)
 {
@@ -116,6 +116,70 @@ bool qj_eng_task_signal_pending(struct qj_engine *e, struct task *t)
  * error other than the task having exited is returned, and the step fails
  * rather than take an unreadable task for a quiet one.
  */
+/* @t, stopped by the cycle, is not in 'T': stopping still, or continued by another. */
+static int observe_our_stop(struct task *t, const struct qj_proc_stat *st,
+			    const struct qj_proc_status *ps, uint64_t now)
+{
+	int r;
+
+	/*
+	 * A SIGSTOP takes effect when the task next runs; starved at
+	 * the idle class that can take a while.  Still pending: stopping.
+	 */
+	if ((ps->shdpnd | ps->sigpnd) & (1ULL << (SIGSTOP - 1))) {
+		t->activity = QJ_TASK_STOPPED;
+		t->stop_queued = true;
+		return 0;
+	}
+	/*
+	 * Neither stopped nor pending: the stop may have been dequeued
+	 * between the two reads (stat said R, status no longer has it).
+	 * The dequeue and the stopped state are one step under the
+	 * task's signal lock, so a thread in T now is that stop.
+	 */
+	r = qj_proc_some_thread_stopped(t->pid);
+	if (r < 0 && !(r == -ESRCH || r == -ENOENT))
+		return log_warning_errno(r, "Failed to read the threads of %d (%s): %m", t->pid,
+					 t->comm);
+	if (r != 0) {
+		t->activity = QJ_TASK_STOPPED; /* or exiting: the pidfd will say so */
+		return 0;
+	}
+	/* We stopped it and it runs: another process sent SIGCONT. */
+	t->undo.stopped = false;
+	t->activity = QJ_TASK_CONTINUED;
+	r = qj_sample_restart(&t->sample, st, now);
+	if (r < 0 && !exited(r, t))
+		return r;
+	return 0;
+}
+
+/* A window of @t ended with raw verdict @act: its activity, weighed with its app's. */
+static void judge_window(struct qj_engine *e, struct task *t, const struct qj_proc_stat *st,
+			 enum qj_task_activity act, uint64_t window_t0, uint64_t cpu_base_ns,
+			 uint64_t now)
+{
+	struct app_state *a = qj_eng_app_state(e, t->app);
+
+	act = qj_demand_task_verdict(&(struct qj_task_window){
+		.activity = act,
+		.spawned = act == QJ_TASK_IDLE ? short_lived_children(e, t, window_t0) : t->spawned,
+		.acted_on = t->ladder.rung >= 0,
+		.runnable = st->state == 'R',
+		.signal_pending = t->sig_seen_usec >= window_t0,
+		.app_judged = a && a->judged,
+		.app_busy = a && a->busy,
+		.notify_waiting = qj_eng_notify_wait(e, t, now),
+		.own_cpu_busy = qj_sample_is_busy(t->sample.base.cpu_ns - cpu_base_ns,
+						  t->sample.last_window_usec, e->p->busy_threshold),
+	});
+	t->spawned = 0;
+	t->activity = act;
+	log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
+		  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
+		  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
+}
+
 int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 {
 	struct qj_proc_stat st;
@@ -182,38 +246,8 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 		t->sample.have_base = false;
 		return 0;
 	}
-	if (t->undo.stopped) {
-		/*
-		 * A SIGSTOP takes effect when the task next runs; starved at
-		 * the idle class that can take a while.  Still pending: stopping.
-		 */
-		if ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))) {
-			t->activity = QJ_TASK_STOPPED;
-			t->stop_queued = true;
-			return 0;
-		}
-		/*
-		 * Neither stopped nor pending: the stop may have been dequeued
-		 * between the two reads (stat said R, status no longer has it).
-		 * The dequeue and the stopped state are one step under the
-		 * task's signal lock, so a thread in T now is that stop.
-		 */
-		r = qj_proc_some_thread_stopped(t->pid);
-		if (r < 0 && !(r == -ESRCH || r == -ENOENT))
-			return log_warning_errno(r, "Failed to read the threads of %d (%s): %m",
-						 t->pid, t->comm);
-		if (r != 0) {
-			t->activity = QJ_TASK_STOPPED; /* or exiting: the pidfd will say so */
-			return 0;
-		}
-		/* We stopped it and it runs: another process sent SIGCONT. */
-		t->undo.stopped = false;
-		t->activity = QJ_TASK_CONTINUED;
-		r = qj_sample_restart(&t->sample, &st, now);
-		if (r < 0 && !exited(r, t))
-			return r;
-		return 0;
-	}
+	if (t->undo.stopped)
+		return observe_our_stop(t, &st, &ps, now);
 	if (t->activity == QJ_TASK_STOPPED || t->activity == QJ_TASK_FROZEN)
 		t->activity = QJ_TASK_UNKNOWN; /* resumed by its owner: measure afresh */
 	if (t->ladder.rung >= 0 && !t->killed_by_us && qj_eng_task_signal_pending(e, t))
@@ -231,28 +265,7 @@ int qj_eng_observe(struct qj_engine *e, struct task *t, uint64_t now)
 	}
 	if (r < 0)
 		return log_warning_errno(r, "Failed to sample %d (%s): %m", t->pid, t->comm);
-	if (r == 1) {
-		struct app_state *a = qj_eng_app_state(e, t->app);
-
-		act = qj_demand_task_verdict(&(struct qj_task_window){
-			.activity = act,
-			.spawned = act == QJ_TASK_IDLE ? short_lived_children(e, t, window_t0) :
-							 t->spawned,
-			.acted_on = t->ladder.rung >= 0,
-			.runnable = st.state == 'R',
-			.signal_pending = t->sig_seen_usec >= window_t0,
-			.app_judged = a && a->judged,
-			.app_busy = a && a->busy,
-			.notify_waiting = qj_eng_notify_wait(e, t, now),
-			.own_cpu_busy = qj_sample_is_busy(t->sample.base.cpu_ns - cpu_base_ns,
-							  t->sample.last_window_usec,
-							  e->p->busy_threshold),
-		});
-		t->spawned = 0;
-		t->activity = act;
-		log_debug("%d (%s): %s, %" PRIu64 " ms of %" PRIu64 " ms", t->pid, t->comm,
-			  qj_task_activity_to_string(act), t->sample.last_ns / 1000000,
-			  (uint64_t)(t->sample.last_window_usec / USEC_PER_MSEC));
-	}
+	if (r == 1)
+		judge_window(e, t, &st, act, window_t0, cpu_base_ns, now);
 	return 0;
 }

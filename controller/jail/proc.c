@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "proc.h"
+#include "procfs.h"
 #include "util.h"
 
 int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret)
@@ -40,10 +41,10 @@ int qj_proc_stat_parse(const char *text, struct qj_proc_stat *ret)
 
 static int read_proc(pid_t pid, const char *what, char **ret)
 {
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	qj_procfs_path(path, sizeof(path), "%d/%s", pid, what);
 	r = qj_read_file(path, ret);
 	return r == -ENOENT ? -ESRCH : r;
 }
@@ -51,10 +52,10 @@ static int read_proc(pid_t pid, const char *what, char **ret)
 int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret)
 {
 	_cleanup_free_ char *s = NULL;
-	char path[96];
+	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", rel);
+	qj_procfs_path(path, sizeof(path), "%s/stat", rel);
 	r = qj_read_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -126,15 +127,15 @@ int qj_proc_schedstat_parse(const char *text, uint64_t *ret_cpu_ns, uint64_t *re
 
 int qj_proc_exe(pid_t pid, char **ret)
 {
-	char path[64], buf[4096];
+	char path[QJ_PROCFS_PATH_MAX], buf[4096];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	qj_procfs_path(path, sizeof(path), "%d/exe", pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n < 0) {
 		if (errno == ENOENT) {
 			/* Kernel threads have no exe; a gone process has no directory. */
-			snprintf(path, sizeof(path), "/proc/%d", pid);
+			qj_procfs_path(path, sizeof(path), "%d", pid);
 			if (access(path, F_OK) < 0)
 				return -ESRCH;
 			n = 0;
@@ -150,10 +151,10 @@ int qj_proc_exe(pid_t pid, char **ret)
 int qj_proc_timerslack_get(pid_t tid, uint64_t *ret)
 {
 	_cleanup_free_ char *s = NULL;
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	qj_procfs_path(path, sizeof(path), "%d/timerslack_ns", tid);
 	r = qj_read_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
@@ -163,10 +164,10 @@ int qj_proc_timerslack_get(pid_t tid, uint64_t *ret)
 
 int qj_proc_timerslack_set(pid_t tid, uint64_t ns)
 {
-	char path[64], buf[32];
+	char path[QJ_PROCFS_PATH_MAX], buf[32];
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	qj_procfs_path(path, sizeof(path), "%d/timerslack_ns", tid);
 	snprintf(buf, sizeof(buf), "%" PRIu64, ns);
 	r = qj_write_file(path, buf);
 	return r == -ENOENT ? -ESRCH : r;
@@ -253,11 +254,11 @@ int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns)
 {
 	_cleanup_close_ int fd = -EBADF;
 	struct qj_proc_stat st;
-	char path[64], buf[32];
+	char path[QJ_PROCFS_PATH_MAX], buf[32];
 	size_t len;
 	int r;
 
-	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", tid);
+	qj_procfs_path(path, sizeof(path), "%d/timerslack_ns", tid);
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
@@ -275,13 +276,13 @@ int qj_proc_timerslack_set_if_same(pid_t tid, uint64_t start_time, uint64_t ns)
 
 int qj_proc_tids(pid_t pid, pid_t **ret, size_t *ret_n)
 {
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	struct dirent *de;
 	pid_t *v = NULL;
 	size_t n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	qj_procfs_path(path, sizeof(path), "%d/task", pid);
 	d = opendir(path);
 	if (!d)
 		return errno == ENOENT ? -ESRCH : negative_errno();

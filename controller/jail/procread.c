@@ -20,6 +20,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "procread.h"
 #include "util.h"
 
@@ -325,7 +326,7 @@ int qj_procread_submit(struct qj_procread *pr, pid_t pid, uid_t uid, unsigned fl
 	struct shared *s = pr->s;
 	size_t per_uid = flags & QJ_PROCREAD_SPARE ? 1 : QJ_PROCREAD_MAX_STUCK_PER_UID;
 	size_t all = flags & QJ_PROCREAD_SPARE ? QJ_PROCREAD_MAX_STUCK / 2 : QJ_PROCREAD_MAX_STUCK;
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 	struct job *j;
 	int r = 0;
 
@@ -340,7 +341,7 @@ int qj_procread_submit(struct qj_procread *pr, pid_t pid, uid_t uid, unsigned fl
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	qj_procfs_path(path, sizeof(path), "%d/cmdline", pid);
 	/* open() takes no mm lock, and binds the read to this process (not a reused pid). */
 	j->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (j->fd < 0) {

@@ -30,7 +30,7 @@
 #include "sampler.h"
 #include "util.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 int qj_eng_save_state(struct qj_engine *e)
 {

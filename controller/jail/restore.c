@@ -11,7 +11,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 /*
  * After the restore's SIGCONTs, every app the cycle sent SIGSTOP to is listed

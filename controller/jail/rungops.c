@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 void qj_eng_group_note(struct app_state *a, pid_t pid)
 {

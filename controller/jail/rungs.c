@@ -9,7 +9,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 static uint64_t realtime_now(void)
 {
@@ -93,6 +93,12 @@ int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		int r;
 
 		if (t->gone || strcmp(t->app, a->name) != 0 || ops->reached(t))
+			continue;
+		/*
+		 * Its own ladder went further than the group's (continued by another after
+		 * the group's stop, it was sent its next rung): the sweep leaves it to it.
+		 */
+		if (t->ladder.rung > a->ladder.rung)
 			continue;
 		r = ops->task(e, a, t);
 		if (r == -ESRCH) {

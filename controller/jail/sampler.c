@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -125,18 +126,18 @@ enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct
 
 int qj_sample_open(struct qj_sample *s, pid_t pid, bool keep)
 {
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->fd = s->status_fd = -EBADF;
 	if (!keep)
 		return 0; /* opened by path at each read */
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	qj_procfs_path(path, sizeof(path), "%d/schedstat", pid);
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	qj_procfs_path(path, sizeof(path), "%d/status", pid);
 	s->status_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->status_fd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
@@ -168,7 +169,10 @@ int qj_sample_runnable(unsigned *ret)
 {
 	char buf[128];
 	unsigned running, total;
-	_cleanup_close_ int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	char path[QJ_PROCFS_PATH_MAX];
+	_cleanup_close_ int fd = qj_procfs_path(path, sizeof(path), "loadavg") < 0 ?
+					 -ENAMETOOLONG :
+					 open(path, O_RDONLY | O_CLOEXEC);
 	int r;
 
 	if (fd < 0)
@@ -261,7 +265,7 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
-		char path[80];
+		char path[QJ_PROCFS_PATH_MAX];
 		_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
 		struct qj_proc_stat tst;
 
@@ -269,7 +273,7 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 		 * Fail closed: a thread we cannot read (EMFILE, ENOMEM, ...) is
 		 * not an idle thread.  Only a thread that exited adds 0.
 		 */
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tids[i]);
+		qj_procfs_path(path, sizeof(path), "%d/task/%d/schedstat", pid, tids[i]);
 		sfd = open(path, O_RDONLY | O_CLOEXEC);
 		if (sfd < 0) {
 			r = errno == ENOENT ? -ESRCH : negative_errno();
@@ -277,7 +281,7 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 				continue;
 			return r;
 		}
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tids[i]);
+		qj_procfs_path(path, sizeof(path), "%d/task/%d/status", pid, tids[i]);
 		tfd = open(path, O_RDONLY | O_CLOEXEC);
 		if (tfd < 0) {
 			r = errno == ENOENT ? -ESRCH : negative_errno();
@@ -299,13 +303,13 @@ static int add_threads(pid_t pid, struct qj_demand *d)
 static int add_unkept(pid_t pid, char state, struct qj_demand *d)
 {
 	_cleanup_close_ int sfd = -EBADF, tfd = -EBADF;
-	char path[64];
+	char path[QJ_PROCFS_PATH_MAX];
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	qj_procfs_path(path, sizeof(path), "%d/schedstat", pid);
 	sfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (sfd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	qj_procfs_path(path, sizeof(path), "%d/status", pid);
 	tfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (tfd < 0)
 		return errno == ENOENT ? -ESRCH : negative_errno();
@@ -359,9 +363,9 @@ int qj_sample_restart_status(struct qj_sample *s, const struct qj_proc_stat *st,
 		r = pread_text(s->fd, buf, sizeof(buf));
 	} else {
 		_cleanup_close_ int fd = -EBADF;
-		char path[64];
+		char path[QJ_PROCFS_PATH_MAX];
 
-		snprintf(path, sizeof(path), "/proc/%d/schedstat", s->pid);
+		qj_procfs_path(path, sizeof(path), "%d/schedstat", s->pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		r = fd < 0 ? (errno == ENOENT ? -ESRCH : negative_errno()) :
 			     pread_text(fd, buf, sizeof(buf));

@@ -11,7 +11,7 @@
 
 #include "log.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 int qj_eng_send_signal(struct task *t, int sig)
 {

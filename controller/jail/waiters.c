@@ -14,7 +14,7 @@
 #include "util.h"
 #include "waiters.h"
 
-#include "engine-internal.h"
+#include "jail-internal.h"
 
 /* A jailed process with more descriptors is scanned only this far for /dev/fuse. */
 #define MAX_FDS_SCANNED 4096

@@ -3,8 +3,8 @@
  * What the jail engine's files share (private to controller/jail/): the engine's state
  * (tasks, apps, follows, consents) and each file's entry points, listed bottom up.
  */
-#ifndef QJ_ENGINE_INTERNAL_H
-#define QJ_ENGINE_INTERNAL_H
+#ifndef QJ_JAIL_INTERNAL_H
+#define QJ_JAIL_INTERNAL_H
 
 #include <jansson.h>
 #include <stdbool.h>

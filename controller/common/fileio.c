@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Whole-file reads and writes of small kernel files (cgroup, /proc). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "util.h"
+
+int qj_read_file(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	size_t cap = 4096, len = 0;
+	char *buf;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb = realloc(buf, cap * 2 + 1);
+
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		/* cgroup.procs hands out at most 4096 bytes per read: loop to EOF. */
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			int r = negative_errno();
+
+			if (r == -EINTR)
+				continue;
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	*ret = buf;
+	return 0;
+}
+
+int qj_write_file(const char *path, const char *s)
+{
+	_cleanup_close_ int fd = -EBADF;
+	size_t len = strlen(s);
+	ssize_t n;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	n = write(fd, s, len);
+	if (n < 0)
+		return negative_errno();
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}

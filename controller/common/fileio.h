@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Whole-file reads and writes of small kernel files (cgroup, /proc): -errno on failure. */
+#ifndef QJ_FILEIO_H
+#define QJ_FILEIO_H
+
+/* Reads all of @path (looping: cgroup.procs gives 4096 bytes a read) into *ret, NUL-ended. */
+int qj_read_file(const char *path, char **ret);
+/* Writes @s to the existing file @path in one write(); -EIO when it took less. */
+int qj_write_file(const char *path, const char *s);
+
+#endif
