@@ -2,6 +2,7 @@
 /* Whole-file reads and writes of small kernel files (cgroup, /proc). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,7 +10,7 @@
 #include "fileio.h"
 #include "util.h"
 
-int qj_read_file(const char *path, char **ret)
+static int read_text(const char *path, bool one_record, char **ret)
 {
 	_cleanup_close_ int fd = -EBADF;
 	size_t cap = 4096, len = 0;
@@ -47,10 +48,23 @@ int qj_read_file(const char *path, char **ret)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		/* Short of the buffer: the whole record, no second read to see the end. */
+		if (one_record && len < cap)
+			break;
 	}
 	buf[len] = 0;
 	*ret = buf;
 	return 0;
+}
+
+int qj_read_file(const char *path, char **ret)
+{
+	return read_text(path, false, ret);
+}
+
+int qj_read_record_file(const char *path, char **ret)
+{
+	return read_text(path, true, ret);
 }
 
 int qj_write_file(const char *path, const char *s)

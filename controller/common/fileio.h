@@ -5,6 +5,13 @@
 
 /* Reads all of @path (looping: cgroup.procs gives 4096 bytes a read) into *ret, NUL-ended. */
 int qj_read_file(const char *path, char **ret);
+/*
+ * qj_read_file() for a file the kernel writes as one record at each read (a per-process
+ * /proc file: stat, status, cgroup, timerslack_ns): a read short of the buffer holds it
+ * all, so it takes one read(2), not two (10,000 tasks are read in one quiesce step).
+ * Not for cgroup.procs, whose reads stop at 4096 bytes before its end.
+ */
+int qj_read_record_file(const char *path, char **ret);
 /* Writes @s to the existing file @path in one write(); -EIO when it took less. */
 int qj_write_file(const char *path, const char *s);
 

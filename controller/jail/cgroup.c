@@ -474,19 +474,13 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
 	return 0;
 }
 
-/* Is @pid's (leader's) v1 cpu group @app's?  1 yes, 0 no, -ESRCH gone. */
-static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
+/* Does the text of /proc/PID/cgroup @s (cut up here) put its v1 cpu group in @app's? */
+static int v1_is_in(const struct qj_cgroup *c, const char *app, char *s)
 {
-	_cleanup_free_ char *s = NULL, *want = qj_cgv1_app_rel(&c->v1, app);
-	char path[QJ_PROCFS_PATH_MAX];
-	int r;
+	_cleanup_free_ char *want = qj_cgv1_app_rel(&c->v1, app);
 
 	if (!want)
 		return -ENOMEM;
-	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
-	r = qj_read_file(path, &s);
-	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
 	for (char *line = s, *next; line && *line; line = next) {
 		char *ctl, *cg;
 
@@ -505,19 +499,6 @@ static int v1_is_in(const struct qj_cgroup *c, const char *app, pid_t pid)
 				return strcmp(cg, want) == 0;
 	}
 	return 0;
-}
-
-int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid)
-{
-	int r;
-
-	if (!c->v1.cpu_path)
-		return 0;
-	r = v1_is_in(c, app, pid);
-	if (r != 0)
-		return r < 0 ? r : 0;
-	r = qj_cgroup_place_v1(c, app, pid);
-	return r < 0 ? r : 1;
 }
 
 int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid)
@@ -539,19 +520,21 @@ int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid)
 	return qj_cgroup_place_v1(c, app, pid);
 }
 
-int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
+static int read_pid_cgroup(pid_t pid, char **ret)
 {
-	_cleanup_free_ char *s = NULL;
 	char path[QJ_PROCFS_PATH_MAX];
-	size_t rel = strlen(c->v2_rel);
 	int r;
 
 	qj_procfs_path(path, sizeof(path), "%d/cgroup", pid);
-	r = qj_read_file(path, &s);
-	if (r == -ENOENT)
-		return -ESRCH;
-	if (r < 0)
-		return r;
+	r = qj_read_record_file(path, ret);
+	return r == -ENOENT ? -ESRCH : r;
+}
+
+/* qj_cgroup_app_of_pid() from the text of /proc/PID/cgroup @s (cut up here). */
+static int v2_app_of(const struct qj_cgroup *c, char *s, char **ret_app)
+{
+	size_t rel = strlen(c->v2_rel);
+
 	for (char *line = s, *next; line && *line; line = next) {
 		const char *cg, *app;
 		size_t len;
@@ -576,6 +559,38 @@ int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
 		return 1;
 	}
 	return 0;
+}
+
+int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
+{
+	_cleanup_free_ char *s = NULL;
+	int r = read_pid_cgroup(pid, &s);
+
+	return r < 0 ? r : v2_app_of(c, s, ret_app);
+}
+
+int qj_cgroup_task_groups(const struct qj_cgroup *c, pid_t pid, char **ret_app, bool *ret_v1_in)
+{
+	_cleanup_free_ char *s = NULL, *v1 = NULL, *app = NULL;
+	int r = read_pid_cgroup(pid, &s);
+
+	if (r < 0)
+		return r;
+	if (c->v1.cpu_path && !(v1 = strdup(s)))
+		return -ENOMEM;
+	r = v2_app_of(c, s, &app);
+	if (r <= 0)
+		return r;
+	*ret_v1_in = true;
+	if (v1) {
+		int in = v1_is_in(c, app, v1);
+
+		if (in < 0)
+			return in;
+		*ret_v1_in = in;
+	}
+	*ret_app = TAKE_PTR(app);
+	return 1;
 }
 
 int qj_cgroup_freeze(struct qj_cgroup *c, const char *app, bool freeze)

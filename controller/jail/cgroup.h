@@ -50,14 +50,15 @@ void qj_strv_free(char **v);
 int qj_cgroup_place(struct qj_cgroup *c, const char *app, pid_t pid);
 /* Like qj_cgroup_place but only the v1 cpu side (for tasks the kernel put in v2 already). */
 int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid);
-/*
- * Makes sure @pid is in @app's v1 cpu group too (hybrid layout): tasks that
- * entered the v2 group by clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs
- * did not.  1 when it was moved, 0 when there was nothing to do, -ESRCH gone.
- */
-int qj_cgroup_ensure_v1(struct qj_cgroup *c, const char *app, pid_t pid);
 /* 1 and the app (allocated) when @pid is in the jail, 0 when not. */
 int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app);
+/*
+ * qj_cgroup_app_of_pid() for a task being tracked, from one read of /proc/PID/cgroup
+ * (10,000 tasks are tracked in one step): also whether its v1 cpu group is its app's
+ * (hybrid layout; always true without v1 groups).  Tasks that entered the v2 group by
+ * clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs did not enter the v1 one.
+ */
+int qj_cgroup_task_groups(const struct qj_cgroup *c, pid_t pid, char **ret_app, bool *ret_v1_in);
 
 /* Reads a cgroup.procs-like file of decimal ids (reads loop: 4096 bytes per read). */
 int qj_cgroup_read_pids(const char *file, pid_t **ret, size_t *ret_n);

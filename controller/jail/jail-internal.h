@@ -108,7 +108,7 @@ struct task {
 	uint64_t start_time;
 	char *app;
 	char comm[64];
-	char *exe;
+	char *exe; /* read before its first action (qj_eng_task_exe()) */
 	uid_t uid;
 	pid_t ppid;
 	unsigned spawned; /* new jailed processes it started in the current window */
@@ -239,6 +239,7 @@ struct qj_engine {
 	unsigned n_stopped_cycle;
 	uint64_t jail_usage_begin;
 	bool state_dirty; /* undo state changed since the last save_state() */
+	bool strikes_dirty; /* a strike counted that the state file has not fsync'd yet */
 	int keep_fds_below; /* a task's /proc files are kept open when its pidfd is below */
 	/* The machine's load, for an app's share of it (qj_demand_share()). */
 	unsigned cpus;
@@ -294,6 +295,11 @@ struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid);
 int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now,
 		    struct task *ret);
 int qj_eng_send_signal(struct task *t, int sig);
+/*
+ * Reads @t's executable for its records, before the first action on it (a killed task
+ * loses the link): only what is acted on needs it, not every task a cycle tracks.
+ */
+void qj_eng_task_exe(struct task *t);
 void qj_eng_task_done(struct task *t);
 void qj_eng_tasks_clear(struct qj_engine *e);
 void qj_eng_mark_gone(struct qj_engine *e, struct task *t);

@@ -45,7 +45,7 @@ static int read_proc(pid_t pid, const char *what, char **ret)
 	int r;
 
 	qj_procfs_path(path, sizeof(path), "%d/%s", pid, what);
-	r = qj_read_file(path, ret);
+	r = qj_read_record_file(path, ret);
 	return r == -ENOENT ? -ESRCH : r;
 }
 
@@ -56,7 +56,7 @@ int qj_proc_stat_read_path(const char *rel, struct qj_proc_stat *ret)
 	int r;
 
 	qj_procfs_path(path, sizeof(path), "%s/stat", rel);
-	r = qj_read_file(path, &s);
+	r = qj_read_record_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	return qj_proc_stat_parse(s, ret);
@@ -155,7 +155,7 @@ int qj_proc_timerslack_get(pid_t tid, uint64_t *ret)
 	int r;
 
 	qj_procfs_path(path, sizeof(path), "%d/timerslack_ns", tid);
-	r = qj_read_file(path, &s);
+	r = qj_read_record_file(path, &s);
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	*ret = strtoull(s, NULL, 10);

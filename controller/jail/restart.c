@@ -38,6 +38,7 @@ int qj_eng_save_state(struct qj_engine *e)
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	json_t *o, *stopped, *frozen, *strikes, *slack;
+	bool sync = e->strikes_dirty;
 	const char *knob;
 	int64_t old;
 	size_t len;
@@ -98,12 +99,19 @@ int qj_eng_save_state(struct qj_engine *e)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
+	/*
+	 * What it undoes (stops, slack, freezes, the CPU class) a reboot undoes too: a
+	 * restarted daemon reads it from the page cache, so only a new strike, which must
+	 * outlive a reboot, waits for the disk (docs/decisions.md).
+	 */
+	if (write(fd, text, len) != (ssize_t)len || (sync && fsync(fd) < 0))
 		return log_debug_errno(negative_errno(), "Failed to write %s: %m", tmp);
 	/* rename(2) is atomic: a crash leaves the old state or the new one. */
 	if (rename(tmp, e->state_file) < 0)
 		return log_debug_errno(negative_errno(), "Failed to rename %s: %m", tmp);
 	e->state_dirty = false;
+	if (sync)
+		e->strikes_dirty = false;
 	return 0;
 oom:
 	json_decref(o);

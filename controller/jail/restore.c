@@ -143,6 +143,7 @@ int qj_eng_restore(struct qj_engine *e, const char *why)
 	for (size_t i = 0; i < e->n_apps; i++)
 		if (e->apps[i].struck) {
 			e->apps[i].undo.strikes++;
+			e->strikes_dirty = true;
 			e->apps[i].struck = false;
 		}
 	write_summary(e, why, now, continued, thawed);

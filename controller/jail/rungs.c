@@ -28,6 +28,18 @@ static void rung_taken(struct qj_engine *e, struct app_state *a, struct rung_sta
 	qj_eng_count_action(a, &e->p->rungs[rung]);
 }
 
+/*
+ * What the kill log gives as the reason.  A task starved at the idle class on a
+ * loaded machine reads 0 ms of CPU; "busy" beside 0 ms would say something the
+ * kernel did not, so the record says it waited runnable and was given no CPU.
+ */
+static const char *task_reason(const struct task *t)
+{
+	if (t->activity == QJ_TASK_BUSY && t->sample.last_starved)
+		return "busy, starved";
+	return qj_task_activity_to_string(t->activity);
+}
+
 static int task_apply(struct qj_engine *e, struct app_state *a, struct task *t, int rung,
 		      uint64_t now)
 {
@@ -44,9 +56,10 @@ static int task_apply(struct qj_engine *e, struct app_state *a, struct task *t, 
 	if (t->ladder.pending)
 		qj_eng_log_action(
 			e, t, t->activity == QJ_TASK_CONTINUED ? "continued-by-other" : "ignored");
-	t->pending_reason = qj_task_activity_to_string(t->activity);
+	t->pending_reason = task_reason(t);
 	t->pending_cpu_ms = t->sample.last_ns / 1000000;
 	t->pending_window_ms = t->sample.last_window_usec / USEC_PER_MSEC;
+	qj_eng_task_exe(t);
 	r = ops->task(e, a, t);
 	rung_taken(e, a, &t->ladder, rung, now);
 	t->sig_seen_usec = now; /* sent: pending until it runs */
@@ -100,6 +113,7 @@ int qj_eng_group_sweep(struct qj_engine *e, struct app_state *a, uint64_t now)
 		 */
 		if (t->ladder.rung > a->ladder.rung)
 			continue;
+		qj_eng_task_exe(t);
 		r = ops->task(e, a, t);
 		if (r == -ESRCH) {
 			qj_eng_mark_gone(e, t);

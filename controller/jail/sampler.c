@@ -95,11 +95,16 @@ uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *
 	return cpu + sub(b->children_ns, a->children_ns) + wait;
 }
 
+bool qj_demand_starved(const struct qj_demand *a, const struct qj_demand *b)
+{
+	return b->runnable && b->slices == a->slices && b->children_ns == a->children_ns;
+}
+
 enum qj_task_activity qj_demand_classify(const struct qj_demand *a, const struct qj_demand *b,
 					 uint64_t window_usec, double threshold, bool use_history)
 {
 	/* run_delay is only brought up to date when the task runs: look at the state. */
-	bool starved = b->runnable && b->slices == a->slices && b->children_ns == a->children_ns;
+	bool starved = qj_demand_starved(a, b);
 
 	if (starved) {
 		if (!use_history)
@@ -421,6 +426,7 @@ int qj_sample_observe(struct qj_sample *s, const struct qj_proc_stat *st, uint64
 	s->last_window_usec = now_usec - s->t0_usec;
 	/* The figure the kill log gives; the verdict below weighs the raw demand. */
 	s->last_ns = qj_demand_window_ns(&s->base, &d, s->last_window_usec, st->num_threads);
+	s->last_starved = qj_demand_starved(&s->base, &d);
 	*ret = qj_demand_classify(&s->base, &d, s->last_window_usec, threshold, use_history);
 	s->t0_usec = now_usec;
 	s->base = d;

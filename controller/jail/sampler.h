@@ -39,6 +39,7 @@ struct qj_sample {
 	struct qj_demand base;
 	uint64_t last_ns; /* demand counted in the last completed window */
 	uint64_t last_window_usec;
+	bool last_starved; /* runnable through the last window and given no CPU */
 };
 
 /*
@@ -89,6 +90,12 @@ uint64_t qj_demand_delta_ns(const struct qj_demand *a, const struct qj_demand *b
  */
 uint64_t qj_demand_window_ns(const struct qj_demand *a, const struct qj_demand *b,
 			     uint64_t window_usec, unsigned threads);
+/*
+ * Pure: was the process runnable through the window from @a to @b and given no
+ * CPU (no slice, no reaped child)?  Its run-queue wait is then not counted yet:
+ * the kernel brings it up to date only when the task runs.
+ */
+bool qj_demand_starved(const struct qj_demand *a, const struct qj_demand *b);
 /* Pure: does @demand_ns over @window_usec exceed @threshold of one CPU? */
 bool qj_sample_is_busy(uint64_t demand_ns, uint64_t window_usec, double threshold);
 

@@ -22,6 +22,18 @@ int qj_eng_send_signal(struct task *t, int sig)
 	return 0;
 }
 
+void qj_eng_task_exe(struct task *t)
+{
+	int r;
+
+	if (t->exe || t->gone)
+		return;
+	r = qj_proc_exe(t->pid, &t->exe);
+	if (r < 0)
+		log_debug_errno(r, "Failed to read the executable of %d (%s), ignoring: %m", t->pid,
+				t->comm);
+}
+
 void qj_eng_task_done(struct task *t)
 {
 	if (t->pidfd >= 0)
@@ -129,6 +141,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
 	struct task t = { .pid = pid, .pidfd = -EBADF, .ladder.rung = -1, .sample.fd = -EBADF };
+	bool v1_in = true;
 	int r;
 
 	t.pidfd = pidfd_open(pid, 0);
@@ -139,7 +152,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	 * membership after pidfd_open: if it is in the jail now, the pidfd is
 	 * the jailed process (alive, so the pid cannot have moved on).
 	 */
-	r = qj_cgroup_app_of_pid(e->cg, pid, &in_app);
+	r = qj_cgroup_task_groups(e->cg, pid, &in_app, &v1_in);
 	if (r <= 0 || strcmp(in_app, app) != 0) {
 		r = r < 0 ? r : -ESRCH;
 		goto fail;
@@ -149,11 +162,12 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	 * `qosjailctl run`, a direct write of cgroup.procs) are not in the v1 cpu
 	 * group on a hybrid host: the idle class would not reach them.
 	 */
-	r = qj_cgroup_ensure_v1(e->cg, app, pid);
-	if (r < 0)
-		goto fail;
-	if (r > 0)
+	if (!v1_in) {
+		r = qj_cgroup_place_v1(e->cg, app, pid);
+		if (r < 0)
+			goto fail;
 		log_debug("Moved %d into the v1 cpu group of app %s", pid, app);
+	}
 	r = qj_proc_stat_read(pid, &st);
 	if (r < 0)
 		goto fail;
@@ -168,9 +182,6 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	t.uid = ps.uid;
 	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
 	t.consents = qj_eng_consented(e, pid, st.start_time);
-	r = qj_proc_exe(pid, &t.exe);
-	if (r < 0)
-		goto fail;
 	/* Its /proc files kept open while fds are plenty; the pidfd is never given up. */
 	r = qj_sample_open(&t.sample, pid, t.pidfd < e->keep_fds_below);
 	if (r < 0)

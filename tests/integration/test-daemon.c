@@ -114,7 +114,11 @@ static void test_hold_timeout_expires(void **state)
 	assert_int_equal(qj_open(h->socket, &c), 0);
 	assert_int_equal(qj_hold(c, "short", "lease", 100 * 1000, 0), 0);
 	assert_int_equal(n_holds(h), 1);
-	for (int i = 0; i < 300 && n_holds(h) != 0; i++)
+	/*
+	 * The bound is for a daemon starved on a loaded machine under valgrind (3 s was
+	 * missed at load 7,600), far past any scheduling delay; expiring is what is asserted.
+	 */
+	for (int i = 0; i < 12000 && n_holds(h) != 0; i++)
 		msleep(10);
 	assert_int_equal(n_holds(h), 0);
 	assert_int_equal(qj_holds(c, &text), 0);

@@ -213,6 +213,15 @@ static void test_restart_restores_timer_slack(void **state)
 	assert_int_equal(v, 50000);
 }
 
+/* A starved task may not have acted on its SIGSTOP yet; it runs nothing of its own. */
+static bool stopped_or_stopping(pid_t pid)
+{
+	struct qj_proc_status ps;
+
+	return itest_state(pid) == 'T' || (qj_proc_status_read(pid, &ps) == 0 &&
+					   ((ps.shdpnd | ps.sigpnd) & (1ULL << (SIGSTOP - 1))));
+}
+
 /* Strikes persist across cycles and restarts: a repeat offender starts higher. */
 static void test_strikes_across_cycles_and_restart(void **state)
 {
@@ -229,9 +238,12 @@ static void test_strikes_across_cycles_and_restart(void **state)
 
 	first = itest_spawn(t, "qj-busy", "busy", NULL, 0);
 	assert_int_equal(itest_quiesce(t, 1, 30 * USEC_PER_SEC), 1);
+	assert_true(stopped_or_stopping(first));
 	assert_int_equal(qj_engine_restore(t->e, "resume"), 0);
+	/* Blocked once the stop took effect, restored if it was still queued (a loaded host). */
 	assert_true(itest_log_of(t, first, got, sizeof(got)) >= 0);
-	assert_string_equal(got, "SIGSTOP:blocked");
+	if (strcmp(got, "SIGSTOP:blocked") != 0 && strcmp(got, "SIGSTOP:restored") != 0)
+		fail_msg("pid %d: %s, want SIGSTOP:blocked or SIGSTOP:restored", first, got);
 
 	/* Cycle 2: one strike reaches max_strikes, the next busy task starts at sigterm. */
 	second = itest_spawn(t, "qj-busy", "busy", NULL, 0);

@@ -212,6 +212,25 @@ static const char policy_fmt[] = "version: 1\n"
 				 "  - name: b\n"
 				 "    match: { exe: \"/nonexistent/b\" }\n";
 
+/* fsync(2)s of the state file (the test links with -Wl,--wrap=fsync); all pass through. */
+int __real_fsync(int fd);
+int __wrap_fsync(int fd);
+static unsigned state_fsyncs;
+
+int __wrap_fsync(int fd)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n > 0) {
+		path[n] = 0;
+		state_fsyncs += strstr(path, "/" STATE_FILE) != NULL;
+	}
+	return __real_fsync(fd);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -387,6 +406,110 @@ static void test_task_rung_stop_blocked(void **state)
 			   "\"rung_name\":\"", NULL));
 	assert_int_equal(qj_engine_restore(f->e, "test"), 0);
 	assert_true(kid_waited(k, WCONTINUED));
+}
+
+/*
+ * A task's executable is read when it is first acted on, not when the quiesce begins
+ * (10,000 tasks are tracked in one step): an idle one's is never read, and the record
+ * of a task that exec'd since the beginning names what it runs when stopped.
+ */
+static void test_task_exe_read_when_acted(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a"), *idle = kid_new(f, "b");
+	char path[PATH_MAX];
+	uint64_t now = T0;
+
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_null(task_of(f, k)->exe);
+	assert_int_equal(step(f, now), 0);
+	snprintf(path, sizeof(path), "%s/%d/exe", f->proc, k->pid);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/usr/bin/qj-fake-exec", path), 0);
+	now += 300 * MS;
+	kid_window(f, k, true, 300 * MS);
+	kid_window(f, idle, false, 300 * MS);
+	app_usage(f, 0, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_true(kid_waited(k, WSTOPPED));
+	assert_string_equal(task_of(f, k)->exe, "/usr/bin/qj-fake-exec");
+	assert_null(task_of(f, idle)->exe);
+	k->state = 'T';
+	kid_write(f, k);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	assert_true(logged(f, "\"action\":\"SIGSTOP\"", "\"outcome\":\"blocked\"",
+			   "\"exe\":\"/usr/bin/qj-fake-exec\"", NULL));
+}
+
+/*
+ * The state file is rewritten at each change of what a restarted daemon must undo (it
+ * reads it back from the page cache) but fsync'd only for a new strike: a reboot undoes
+ * stops, slack and the CPU class itself, and 10,000 stops must not wait for the disk.
+ */
+static void test_state_file_synced_for_strikes(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a");
+	_cleanup_free_ char *text = NULL, *pid = NULL;
+	char dir[128], path[PATH_MAX];
+	uint64_t now = T0;
+
+	snprintf(dir, sizeof(dir), "%s/state", f->dir);
+	snprintf(path, sizeof(path), "%s/" STATE_FILE, dir);
+	qj_engine_free(f->e);
+	assert_int_equal(qj_engine_new(f->p, f->log, dir, &f->e), 0);
+	state_fsyncs = 0;
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 0);
+	now += 300 * MS;
+	kid_window(f, k, true, 300 * MS);
+	app_usage(f, 0, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_true(kid_waited(k, WSTOPPED));
+	assert_int_equal(qj_read_file(path, &text), 0);
+	assert_true(asprintf(&pid, "\"pid\":%d,", k->pid) > 0);
+	assert_non_null(strstr(text, pid));
+	k->state = 'T';
+	kid_write(f, k);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	assert_int_equal(state_fsyncs, 0);
+	/* The restore counts the app's strike, which must outlive a reboot. */
+	assert_int_equal(qj_engine_restore(f->e, "test"), 0);
+	assert_int_equal(state_fsyncs, 1);
+	assert_true(kid_waited(k, WCONTINUED));
+}
+
+/*
+ * A spinner starved at the idle class: runnable all window, given no slice, so its
+ * CPU reads 0 ms.  Stopped as busy, and its record says it was starved rather than
+ * "busy" beside 0 ms; a spinner that ran keeps "busy" and its figure.
+ */
+static void test_task_starved_reason(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *starved = kid_new(f, "a"), *ran = kid_new(f, "b");
+	uint64_t now = T0;
+
+	starved->state = 'R';
+	starved->nonvoluntary = 10;
+	kid_write(f, starved);
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 0);
+	now += 300 * MS;
+	kid_window(f, ran, true, 300 * MS);
+	app_usage(f, 1, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(task_of(f, starved)->ladder.rung, 0);
+	assert_int_equal(task_of(f, ran)->ladder.rung, 0);
+	assert_true(kid_waited(starved, WSTOPPED) && kid_waited(ran, WSTOPPED));
+	starved->state = ran->state = 'T';
+	kid_write(f, starved);
+	kid_write(f, ran);
+	assert_int_equal(step(f, now + 10 * MS), 1);
+	assert_true(
+		logged(f, "\"app\":\"a\"", "\"reason\":\"busy, starved\"", "\"cpu_ms\":0,", NULL));
+	assert_true(logged(f, "\"app\":\"b\"", "\"reason\":\"busy\"", "\"cpu_ms\":300,", NULL));
+	assert_false(logged(f, "\"reason\":\"busy\"", "\"cpu_ms\":0,", NULL));
 }
 
 /* Continued by another process: the task's own ladder goes on to SIGTERM. */
@@ -565,6 +688,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_observe_states, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_rung_stop_blocked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_starved_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_exe_read_when_acted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_file_synced_for_strikes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fileio.h"
 #include "proc.h"
 #include "procmon.h"
 #include "sampler.h"
@@ -285,6 +286,31 @@ static void test_locks_parse(void **state)
 	assert_string_equal(s.lock[2], "FLOCK WRITE lock on fe:00:7");
 }
 
+/*
+ * qj_read_record_file() reads a per-process /proc file whole with one read, and any
+ * longer file (one that fills the buffer) to its end.
+ */
+static void test_read_record_file(void **state)
+{
+	char path[] = "/tmp/qj-record-XXXXXX", big[10000];
+	_cleanup_free_ char *status = NULL, *text = NULL;
+	int fd;
+
+	(void)state;
+	assert_int_equal(qj_read_record_file("/proc/self/status", &status), 0);
+	assert_non_null(strstr(status, "Name:\t"));
+	assert_non_null(strstr(status, "\nnonvoluntary_ctxt_switches:\t"));
+	assert_int_equal(status[strlen(status) - 1], '\n');
+	memset(big, 'x', sizeof(big));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(qj_read_record_file(path, &text), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(strlen(text), sizeof(big));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +324,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_procmon_match),
 		cmocka_unit_test(test_policy_match_without_cmdline),
 		cmocka_unit_test(test_locks_parse),
+		cmocka_unit_test(test_read_record_file),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--sample-check") == 0)
