@@ -27,6 +27,7 @@ struct qj_events;
 struct qj_holds;
 struct qj_killlog;
 struct qj_logind;
+struct qj_logind_idle;
 struct qj_power;
 
 struct fd_source {
@@ -53,6 +54,7 @@ struct qj_daemon {
 	uint64_t quiesce_begin_usec;
 	struct qj_events *events; /* subscriptions and delay holds */
 	struct qj_logind *logind; /* NULL: no bridge (off in the policy, or no system bus) */
+	struct qj_logind_idle *logind_idle; /* NULL: logind.idle_hint off, or no system bus */
 
 	struct qj_loop *loop;
 	struct qj_loop_work apply_work; /* runs the cycle's actions in @actions */

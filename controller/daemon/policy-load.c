@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "events.h"
 #include "holds.h"
+#include "logind-idle.h"
 #include "logind.h"
 #include "log.h"
 #include "policy.h"
@@ -79,8 +80,19 @@ int qj_daemon_load_policy(const char *path, struct qj_diags *diags, struct qj_po
  */
 void qj_daemon_logind_follow_policy(struct qj_daemon *d)
 {
+	bool idle = d->policy->logind_bridge && d->policy->logind_idle_hint;
 	int r;
 
+	if (d->logind_idle && (!idle || !qj_logind_idle_connected(d->logind_idle)))
+		d->logind_idle = qj_logind_idle_free(d->logind_idle);
+	if (idle && !d->logind_idle) {
+		r = qj_logind_idle_new(d, &d->logind_idle);
+		if (r < 0)
+			log_info_errno(r, "logind idle hint off: no system bus (%m)");
+		else
+			log_info("logind idle hint on: an active local session that is not idle "
+				 "holds the system awake");
+	}
 	if (d->logind && (!d->policy->logind_bridge || !qj_logind_connected(d->logind)))
 		d->logind = qj_logind_free(d->logind);
 	if (d->logind) {

@@ -203,7 +203,8 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	lg = child(root, "logind");
 	if (!lg || set_new(lg, "bridge", json_boolean(p->logind_bridge)) < 0 ||
 	    set_new(lg, "inhibitors", json_principals(&p->logind_inhibitors)) < 0 ||
-	    set_new(lg, "absent_max", json_duration(p->logind_absent_max_usec)) < 0)
+	    set_new(lg, "absent_max", json_duration(p->logind_absent_max_usec)) < 0 ||
+	    set_new(lg, "idle_hint", json_boolean(p->logind_idle_hint)) < 0)
 		goto fail;
 
 	lim = child(root, "limits");

@@ -135,6 +135,7 @@ struct qj_policy {
 	bool logind_bridge; /* follow logind's sleep inhibitors on the system bus */
 	struct qj_principals logind_inhibitors; /* whose block inhibitors count as holds */
 	uint64_t logind_absent_max_usec; /* logind away: its inhibitors held at most this long */
+	bool logind_idle_hint; /* an active local session that is not idle holds (logind-idle.c) */
 
 	/* limits: (root is exempt from each) */
 	unsigned max_clients; /* connections at once, over all uids */

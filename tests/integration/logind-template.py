@@ -7,6 +7,13 @@ BlockInhibited changed.  Here, as in systemd-logind, an inhibitor belongs to the
 returned fd open, and every change of the block inhibitors emits PropertiesChanged with
 the new BlockInhibited.  SetListError(NAME) makes ListInhibitors fail with that D-Bus
 error ('' lifts it), for the bridge's fail-closed case.
+
+Sessions as logind has them for the idle-hint bridge: AddIdleSession(ID, UID, USER, SEAT,
+TYPE, LEADER) adds an active local session of class user; its SetIdleHint is logind's
+(only root or the session's owner, as the bus daemon knows the caller, and only on a
+graphical session; IdleHint changes emit PropertiesChanged), SetSessionActive(ID, B)
+switches it, RemoveIdleSession(ID) ends it, and SetSessionGarbage(B) makes GetAll answer
+IdleHint as a string, a reply the bridge cannot read.
 '''
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -24,10 +31,14 @@ MAIN_IFACE = stock.MAIN_IFACE
 SYSTEM_BUS = True
 
 ListUsers = stock.ListUsers
-ListSessions = stock.ListSessions
+SESSION_IFACE = 'org.freedesktop.login1.Session'
+PROPS_IFACE = 'org.freedesktop.DBus.Properties'
+GRAPHICAL = ('x11', 'wayland', 'mir')
 
 inhibitors = []
 list_error = ['']
+sessions = {}
+garbage = [False]
 
 
 def load(mock, parameters):
@@ -90,3 +101,102 @@ def SetListError(self, name):
     # pylint: disable=unused-argument
     list_error[0] = str(name)
     _changed()
+
+
+class Session(dbus.service.Object):
+    '''One session object, with logind's SetIdleHint and its properties.'''
+
+    def __init__(self, conn, path, props):
+        super().__init__(conn, path)
+        # dbusmock's method lookup reads obj.methods first (a KeyError falls back).
+        self.methods = {}
+        self.interface = SESSION_IFACE
+        self.path = path
+        self.props = props
+
+    def changed(self, changed):
+        self.props.update(changed)
+        self.PropertiesChanged(SESSION_IFACE, changed, dbus.Array([], signature='s'))
+
+    @dbus.service.signal(PROPS_IFACE, signature='sa{sv}as')
+    def PropertiesChanged(self, iface, changed, invalidated):
+        # pylint: disable=unused-argument,invalid-name
+        pass
+
+    @dbus.service.method(PROPS_IFACE, in_signature='s', out_signature='a{sv}')
+    def GetAll(self, iface):
+        # pylint: disable=invalid-name
+        if iface != SESSION_IFACE:
+            return dbus.Dictionary({}, signature='sv')
+        props = dict(self.props)
+        if garbage[0]:
+            props['IdleHint'] = dbus.String('maybe')
+        return dbus.Dictionary(props, signature='sv')
+
+    @dbus.service.method(PROPS_IFACE, in_signature='ss', out_signature='v')
+    def Get(self, iface, name):
+        # pylint: disable=invalid-name,unused-argument
+        return self.props[name]
+
+    @dbus.service.method(SESSION_IFACE, in_signature='b', out_signature='',
+                         sender_keyword='sender')
+    def SetIdleHint(self, idle, sender=None):
+        # pylint: disable=invalid-name
+        driver = self.connection.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus')
+        uid = int(driver.GetConnectionUnixUser(sender, dbus_interface='org.freedesktop.DBus'))
+        if uid not in (0, int(self.props['User'][0])):
+            raise dbus.exceptions.DBusException('Only owner of session may set idle hint',
+                                                name='org.freedesktop.DBus.Error.AccessDenied')
+        if self.props['Type'] not in GRAPHICAL:
+            raise dbus.exceptions.DBusException(
+                'Idle hint control is not supported on non-graphical sessions.',
+                name='org.freedesktop.DBus.Error.NotSupported')
+        if bool(idle) != bool(self.props['IdleHint']):
+            self.changed({'IdleHint': dbus.Boolean(idle)})
+
+
+@dbus.service.method(MAIN_IFACE, in_signature='', out_signature='a(susso)')
+def ListSessions(self):
+    # pylint: disable=unused-argument
+    return dbus.Array([(sid, s.props['User'][0], s.props['Name'], s.props['Seat'][0],
+                        s.path) for sid, s in sessions.items()], signature='(susso)')
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='suss' + 'su', out_signature='o')
+def AddIdleSession(self, sid, uid, user, seat, stype, leader):
+    # pylint: disable=too-many-arguments
+    path = dbus.ObjectPath('/org/freedesktop/login1/session/' + sid)
+    props = {'Id': dbus.String(sid), 'Name': dbus.String(user),
+             'User': dbus.Struct((dbus.UInt32(uid), dbus.ObjectPath(
+                 f'/org/freedesktop/login1/user/_{uid}')), signature='uo'),
+             'Seat': dbus.Struct((dbus.String(seat), dbus.ObjectPath(
+                 '/org/freedesktop/login1/seat/' + (seat or 'none'))), signature='so'),
+             'Type': dbus.String(stype), 'Class': dbus.String('user'),
+             'Active': dbus.Boolean(True), 'Remote': dbus.Boolean(False),
+             'State': dbus.String('active'), 'IdleHint': dbus.Boolean(False),
+             'Leader': dbus.UInt32(leader)}
+    sessions[str(sid)] = Session(self.connection, path, props)
+    self.EmitSignal(MAIN_IFACE, 'SessionNew', 'so', [sid, path])
+    return path
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='sb', out_signature='')
+def SetSessionActive(self, sid, active):
+    # pylint: disable=unused-argument
+    sessions[str(sid)].changed({'Active': dbus.Boolean(active),
+                                'State': dbus.String('active' if active else 'online')})
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='')
+def RemoveIdleSession(self, sid):
+    s = sessions.pop(str(sid))
+    s.remove_from_connection()
+    self.EmitSignal(MAIN_IFACE, 'SessionRemoved', 'so', [sid, s.path])
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='b', out_signature='')
+def SetSessionGarbage(self, on):
+    # pylint: disable=unused-argument
+    garbage[0] = bool(on)
+    for s in sessions.values():
+        s.changed({'State': s.props['State']})
