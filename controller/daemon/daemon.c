@@ -488,6 +488,33 @@ static int setup_loop(struct qj_daemon *d)
 	return r;
 }
 
+/* The jail engine and its sources on the loop: process events, the cmdline reader's answers. */
+static int setup_engine(struct qj_daemon *d)
+{
+	int r;
+
+	/* Without it every task would look gone or idle: a spinning jail passed as quiet. */
+	r = qj_sample_check("/proc/self");
+	if (r < 0)
+		return log_error_errno(r, "Busy detection needs /proc/PID/schedstat with run times "
+					  "(kernel option CONFIG_SCHED_INFO, selected by "
+					  "CONFIG_SCHEDSTATS): refusing to start: %m");
+	/* Under systemd with Delegate=yes: into our own leaf before the jail is made. */
+	r = qj_delegate_enter();
+	if (r < 0)
+		return r;
+	r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the jail %s: %m",
+				       d->policy->cgroup_path);
+	if (qj_engine_procmon_fd(d->engine) >= 0) {
+		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
+		if (r < 0)
+			return r;
+	}
+	return add_source(d, &d->procread_src, qj_engine_procread_fd(d->engine), on_procread);
+}
+
 int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 {
 	struct qj_diags diags = {};
@@ -561,33 +588,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	}
 	d->membership = cfg->membership;
 	if (!cfg->no_engine) {
-		/* Without it every task would look gone or idle: a spinning jail passed as quiet. */
-		r = qj_sample_check("/proc/self");
-		if (r < 0) {
-			log_error_errno(r,
-					"Busy detection needs /proc/PID/schedstat with run times "
-					"(kernel option CONFIG_SCHED_INFO, selected by "
-					"CONFIG_SCHEDSTATS): refusing to start: %m");
-			goto fail;
-		}
-		/* Under systemd with Delegate=yes: into our own leaf before the jail is made. */
-		r = qj_delegate_enter();
-		if (r < 0)
-			goto fail;
-		r = qj_engine_new(d->policy, d->killlog, d->state_dir, &d->engine);
-		if (r < 0) {
-			log_error_errno(r, "Failed to set up the jail %s: %m",
-					d->policy->cgroup_path);
-			goto fail;
-		}
-	}
-	if (d->engine && qj_engine_procmon_fd(d->engine) >= 0) {
-		r = add_source(d, &d->procmon_src, qj_engine_procmon_fd(d->engine), on_procmon);
-		if (r < 0)
-			goto fail;
-	}
-	if (d->engine) {
-		r = add_source(d, &d->procread_src, qj_engine_procread_fd(d->engine), on_procread);
+		r = setup_engine(d);
 		if (r < 0)
 			goto fail;
 	}

@@ -381,6 +381,23 @@ static int step_run(struct qj_engine *e, struct step *s)
 	return 0;
 }
 
+/*
+ * Is the first window still open, with nothing acted on and a task not yet measured?
+ * Then no task can be judged yet and the jail cannot be quiet: a look at every task
+ * (10,000 stat reads, and a later first verdict) would change nothing.  A task that
+ * appears meanwhile is found by the step at the window's end.
+ */
+static bool first_window_open(const struct qj_engine *e, uint64_t now)
+{
+	bool unmeasured = false;
+
+	if (e->n_actions || now >= e->begin_usec + e->p->sample_window_usec)
+		return false;
+	for (size_t i = 0; i < e->n_tasks && !unmeasured; i++)
+		unmeasured = !e->tasks[i].gone && e->tasks[i].activity == QJ_TASK_UNKNOWN;
+	return unmeasured;
+}
+
 int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_next_usec)
 {
 	struct step s = { .now = now_usec, .next = USEC_INFINITY, .all_blocked = true };
@@ -392,6 +409,10 @@ int qj_eng_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret_ne
 	bound = e->begin_usec + qj_policy_quiesce_bound_usec(e->p);
 	if (now_usec > bound)
 		return quiesce_timeout(e, now_usec);
+	if (first_window_open(e, now_usec)) {
+		*ret_next_usec = e->begin_usec + e->p->sample_window_usec;
+		return 0;
+	}
 	r = step_run(e, &s);
 	free(s.apps);
 	if (r < 0)

@@ -2,7 +2,9 @@
 /*
  * What the policy language's files share (private to controller/policy/):
  * yaml.c reads YAML into a node tree with exact marks and keeps the diagnostics,
- * schema.c walks the tree against the schema tables into a struct qj_policy,
+ * schema.c walks the tree against the schema tables into a struct qj_policy (the
+ * table walk in schema-walk.c; escalation:, apps: and access: in schema-ladder.c,
+ * schema-apps.c and schema-access.c),
  * units.c reads and writes durations, sizes and percentages.
  */
 #ifndef QJ_POLICY_INTERNAL_H
@@ -103,9 +105,44 @@ bool qj_yaml_get_duration(struct ctx *c, struct node *n, uint64_t min, uint64_t 
 bool qj_yaml_get_size(struct ctx *c, struct node *n, uint64_t min, uint64_t max, uint64_t *ret);
 #define diag(c, node, ...) qj_yaml_diag_pos((c), (node)->line, (node)->col, __VA_ARGS__)
 
-/* ---- schema.c ---- */
+/* ---- schema-walk.c: a mapping against a table of fields ---- */
+enum field_type {
+	F_STRING, /* char * */
+	F_PATH, /* char *, absolute */
+	F_BOOL, /* bool */
+	F_UNSIGNED, /* unsigned, min..max */
+	F_DURATION, /* uint64_t microseconds, min..max */
+	F_SIZE, /* uint64_t bytes, min..max */
+	F_CUSTOM, /* walk() */
+};
+
+struct field;
+typedef void (*walk_fn)(struct ctx *c, struct node *n, void *obj, const struct field *f);
+
+struct field {
+	const char *key;
+	enum field_type type;
+	size_t offset; /* into obj */
+	uint64_t min, max;
+	walk_fn walk;
+	bool required;
+};
+
+#define FIELD_MAX 16
+
+bool qj_schema_name_is_valid(const char *s, bool allow_upper);
+uint64_t qj_schema_walk_map(struct ctx *c, struct node *n, const struct field *fields,
+			    size_t n_fields, void *obj);
+
+/* ---- the sections: schema.c (the document and the small ones), schema-*.c ---- */
+void qj_schema_walk_escalation(struct ctx *c, struct node *n, void *obj, const struct field *f);
+int qj_schema_get_rung(struct ctx *c, struct node *n);
+void qj_schema_walk_apps(struct ctx *c, struct node *n, void *obj, const struct field *f);
 void qj_schema_app_done(struct qj_app *a);
+void qj_schema_walk_access(struct ctx *c, struct node *n, void *obj, const struct field *f);
 void qj_schema_principals_clear(struct qj_principals *pr);
+/* "*" or uids: and groups:, into the struct qj_principals at @f->offset of the policy */
+void qj_schema_walk_principals(struct ctx *c, struct node *n, void *obj, const struct field *f);
 void qj_schema_walk_document(struct ctx *c, struct node *root);
 
 #endif

@@ -359,6 +359,50 @@ static void syntax_error(struct ctx *c, const yaml_parser_t *y)
 	}
 }
 
+/* A scalar's node, its text copied; NULL or a node without a value: out of memory. */
+static struct node *scalar_node(struct ctx *c, const yaml_event_t *ev)
+{
+	struct node *n = node_new(c, NODE_SCALAR, &ev->start_mark);
+
+	if (!n)
+		return NULL;
+	n->value = malloc(ev->data.scalar.length + 1);
+	if (!n->value)
+		return n;
+	memcpy(n->value, ev->data.scalar.value, ev->data.scalar.length);
+	n->value[ev->data.scalar.length] = 0;
+	n->len = ev->data.scalar.length;
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	return n;
+}
+
+/*
+ * An alias's node: its anchor's target, or NODE_BAD (diagnosed) for an unknown anchor or
+ * one alias past the limit that stops alias bombs.  NULL: out of memory.
+ */
+static struct node *alias_node(struct ctx *c, const yaml_event_t *ev)
+{
+	const char *name = (const char *)ev->data.alias.anchor;
+	struct node *target = NULL, *n;
+
+	if (++c->n_aliases <= QJ_POLICY_MAX_ALIASES)
+		target = anchor_find(c, name);
+	n = node_new(c, target ? NODE_ALIAS : NODE_BAD, &ev->start_mark);
+	if (!n)
+		return NULL;
+	n->target = target;
+	if (c->n_aliases == QJ_POLICY_MAX_ALIASES + 1)
+		diag(c, n, "more than %d aliases; aliases are limited to stop alias bombs",
+		     QJ_POLICY_MAX_ALIASES);
+	else if (!target && c->n_aliases <= QJ_POLICY_MAX_ALIASES) {
+		char q[QUOTE_MAX + 4];
+
+		diag(c, n, "alias '*%s' refers to no anchor defined before it",
+		     qj_yaml_printable(name, strlen(name), q));
+	}
+	return n;
+}
+
 /*
  * Builds the tree of the first document.  Returns 1 with *ret_root set (NULL for a stream
  * without documents) when the schema walk may run, 0 after a fatal diagnostic (syntax,
@@ -403,40 +447,12 @@ int qj_yaml_build_tree(struct ctx *c, struct node **ret_root)
 			}
 			break;
 		case YAML_SCALAR_EVENT:
-			n = node_new(c, NODE_SCALAR, &ev.start_mark);
-			if (!n)
-				break;
-			n->value = malloc(ev.data.scalar.length + 1);
-			if (!n->value)
-				break;
-			memcpy(n->value, ev.data.scalar.value, ev.data.scalar.length);
-			n->value[ev.data.scalar.length] = 0;
-			n->len = ev.data.scalar.length;
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			n = scalar_node(c, &ev);
 			anchor = ev.data.scalar.anchor;
 			break;
-		case YAML_ALIAS_EVENT: {
-			const char *name = (const char *)ev.data.alias.anchor;
-			struct node *target = NULL;
-
-			if (++c->n_aliases <= QJ_POLICY_MAX_ALIASES)
-				target = anchor_find(c, name);
-			n = node_new(c, target ? NODE_ALIAS : NODE_BAD, &ev.start_mark);
-			if (!n)
-				break;
-			n->target = target;
-			if (c->n_aliases == QJ_POLICY_MAX_ALIASES + 1)
-				diag(c, n,
-				     "more than %d aliases; aliases are limited to stop alias bombs",
-				     QJ_POLICY_MAX_ALIASES);
-			else if (!target && c->n_aliases <= QJ_POLICY_MAX_ALIASES) {
-				char q[QUOTE_MAX + 4];
-
-				diag(c, n, "alias '*%s' refers to no anchor defined before it",
-				     qj_yaml_printable(name, strlen(name), q));
-			}
+		case YAML_ALIAS_EVENT:
+			n = alias_node(c, &ev);
 			break;
-		}
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
 			n = node_new(c, ev.type == YAML_SEQUENCE_START_EVENT ? NODE_SEQ : NODE_MAP,

@@ -512,6 +512,39 @@ static void test_task_starved_reason(void **state)
 	assert_false(logged(f, "\"reason\":\"busy\"", "\"cpu_ms\":0,", NULL));
 }
 
+/*
+ * A step before the first window can end reads nothing (10,000 stat reads judged
+ * nothing): the kid's stat is unreadable then, and the step still asks for the
+ * window's end.  An empty jail is quiet at once.
+ */
+static void test_step_waits_for_first_window(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k;
+	char path[PATH_MAX], moved[PATH_MAX + 8];
+	uint64_t now = T0, next = 0;
+
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
+	assert_int_equal(step(f, now), 1);
+	assert_int_equal(qj_engine_restore(f->e, "test"), 0);
+	k = kid_new(f, "a");
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 2, now), 0);
+	snprintf(path, sizeof(path), "%s/%d/stat", f->proc, k->pid);
+	snprintf(moved, sizeof(moved), "%s.away", path);
+	assert_int_equal(rename(path, moved), 0);
+	assert_int_equal(mkdir(path, 0755), 0); /* read(2) would fail: EISDIR */
+	assert_int_equal(qj_engine_quiesce_step(f->e, now + 100 * MS, &next), 0);
+	assert_int_equal(next, now + 300 * MS);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rename(moved, path), 0);
+	now += 300 * MS;
+	kid_window(f, k, true, 300 * MS);
+	app_usage(f, 0, 300 * MS);
+	assert_int_equal(step(f, now), 0);
+	assert_int_equal(task_of(f, k)->ladder.rung, 0);
+	assert_true(kid_waited(k, WSTOPPED));
+}
+
 /* Continued by another process: the task's own ladder goes on to SIGTERM. */
 static void test_task_continued_escalates(void **state)
 {
@@ -692,6 +725,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_exe_read_when_acted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_file_synced_for_strikes, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_step_waits_for_first_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
