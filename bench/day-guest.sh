@@ -3,7 +3,7 @@
 # Guest side of bench/day (issue 29): one scripted day under one power manager, run as
 # root by the guest's /init (busybox; in the QEMU guest only: it suspends the machine
 # it runs on).  The kernel command line says which manager and what day:
-#   qjday.manager=load|android|android-trusted|qosjail  qjday.len=SECONDS
+#   qjday.manager=load|android|android-trusted|qosjail|qosjail-dark  qjday.len=SECONDS
 #   qjday.music=START:END,START:END (day seconds)  qjday.modem=FIRST:PERIOD
 # Every measured event is a "QJ-DAY: ..." console line (day-tool prints them); the
 # host sends the messages (key presses through QMP) and reads the rest.
@@ -22,7 +22,9 @@ case $MANAGER in
 load) MODE=none CAP=nocap ;;
 android) MODE=wakelock CAP=cap ;;
 android-trusted) MODE=wakelock CAP=nocap ;;
-qosjail) MODE=qosjail CAP=nocap ;;
+qosjail) MODE=qosjail CAP=nocap POLICY=/etc/qosjail/day.yaml ;;
+# The same with suspend.dark_wake: keep-quiesced (the jail stays quiesced after a short wake).
+qosjail-dark) MODE=qosjail CAP=nocap POLICY=/etc/qosjail/day-dark.yaml ;;
 *) echo "QJ-DAY: ERROR manager '$MANAGER'"; exit 1 ;;
 esac
 
@@ -48,12 +50,12 @@ fi
 # android-trusted: the files stay root's 0644 and the untrusted apps have no
 # CAP_BLOCK_SUSPEND: only the trusted programs (root) hold wake locks.
 
-if [ $MANAGER = qosjail ]; then
+if [ $MODE = qosjail ]; then
 	mkdir -p /var/log/qosjail /run/qosjail
 	# A kernel wake lock until the setup hold is in: the daemon cycles as soon as it
 	# starts with no hold, and its "qos" write waits while a wakeup source is active.
 	echo day-setup >/sys/power/wake_lock
-	qosjaild -p /etc/qosjail/day.yaml -d 2>/tmp/qosjaild.log &
+	qosjaild -p $POLICY -d 2>/tmp/qosjaild.log &
 	DAEMON=$!
 	wait_for 120 daemon_up || { echo "QJ-DAY: ERROR qosjaild did not start"; cat /tmp/qosjaild.log; exit 1; }
 	# Awake while the day is set up.
@@ -66,7 +68,7 @@ fi
 untrusted() { # NAME CMD...: an untrusted app, as uid 1000 (jailed under qosjail)
 	_name=$1
 	shift
-	if [ $MANAGER = qosjail ]; then
+	if [ $MODE = qosjail ]; then
 		qosjailctl run --app "$_name" -- day-tool as $UNTRUSTED $CAP "$@" &
 		wait_for 60 has_app "$_name"
 	else
@@ -96,7 +98,7 @@ done
 case $MANAGER in
 load) day-tool loadsleep 5 5 & LOADSLEEP=$! ;;
 android | android-trusted) echo mem >/sys/power/autosleep ;;
-qosjail) echo >/tmp/setup ;;
+qosjail | qosjail-dark) echo >/tmp/setup ;;
 esac
 
 day-tool until $((T0 + LEN * 1000000000))
@@ -107,7 +109,7 @@ echo "QJ-DAY: END boot $1 mono $2 success $(cat /sys/power/suspend_stats/success
 case $MANAGER in
 load) kill $LOADSLEEP ;;
 android | android-trusted) echo off >/sys/power/autosleep ;;
-qosjail)
+qosjail | qosjail-dark)
 	mkfifo /tmp/end
 	qosjailctl hold --name day-end --why "bench/day report" -- sh -c 'read x </tmp/end' &
 	wait_for 60 sh -c 'qosjailctl status --json | grep -q "\"day-end\""'
@@ -117,7 +119,7 @@ esac
 # Trusted programs alive at the end (harmed: dead or stopped), the untrusted apps' fate.
 st=$(sed 's/.*) \(.\).*/\1/' /proc/$CHAT/stat 2>/dev/null)
 echo "QJ-DAY: TRUSTED chat pid $CHAT state ${st:-gone}"
-if [ $MANAGER = qosjail ]; then
+if [ $MODE = qosjail ]; then
 	for a in spinner poller hopper hog; do
 		echo "QJ-DAY: APP $a tasks $(wc -l <$JAIL/$a/cgroup.procs 2>/dev/null || echo 0)" \
 			"stopped $(grep "\"app\":\"$a\"" $LOG | grep -c '"action":"SIGSTOP"')" \
@@ -125,7 +127,7 @@ if [ $MANAGER = qosjail ]; then
 			"killed $(grep "\"app\":\"$a\"" $LOG | grep -c '"action":"SIGKILL"')"
 	done
 	echo "QJ-DAY: CYCLES $(grep -c '"action":"summary"' $LOG) suspended" \
-		"$(grep '"action":"summary"' $LOG | grep -c '"reason":"suspended"')"
+		"$(grep '"action":"summary"' $LOG | grep -c '"reason":"suspended')"
 	sed 's/^/QJ-DAY: KILLLOG /' $LOG
 	qosjailctl status
 	qosjailctl report --html /tmp/day.html
@@ -136,6 +138,8 @@ if [ $MANAGER = qosjail ]; then
 	kill -TERM $DAEMON
 	wait $DAEMON
 	echo "QJ-DAY: DAEMON exit $?"
+	# Its own log, for what the kill log does not say (a client's error, say).
+	sed 's/^/QJ-DAY: DLOG /' /tmp/qosjaild.log
 else
 	for a in spinner poller hopper hog; do
 		echo "QJ-DAY: APP $a tasks running stopped 0 termed 0 killed 0"

@@ -5,7 +5,9 @@
  * manager's own records as bench/day.py wrote them: RECORDS has one kill-log
  * style record a line (a "summary" per suspend: ts its end, window_ms its length),
  * HISTORY the hold periods ({"periods": [{"name", "start_usec", "end_usec"}]}: the
- * wake locks and what the trusted programs needed).
+ * wake locks and what the trusted programs needed) and "stats", the hold statistics
+ * bench/day.py derived from them (the fields of qj_holds()): the page's "Hold
+ * statistics" table, which would otherwise say the daemon did not answer.
  *
  *   bench-day-page RECORDS HISTORY SINCE_USEC NOW_USEC OUT.html
  */
@@ -58,6 +60,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-day-page: cannot read %s or %s\n", argv[1], argv[2]);
 		return 1;
 	}
+	if (!json_is_array(json_object_get(d.history, "stats"))) {
+		fprintf(stderr, "bench-day-page: %s has no hold \"stats\"\n", argv[2]);
+		return 1;
+	}
+	d.holds = d.history; /* {"stats": [...]}, as the page reads qj_holds()'s answer */
 	out = fopen(argv[5], "we");
 	if (!out) {
 		fprintf(stderr, "bench-day-page: %s: %s\n", argv[5], strerror(errno));

@@ -29,14 +29,16 @@ import sys
 import threading
 import time
 
-MANAGERS = ["load", "android", "android-trusted", "qosjail"]
+MANAGERS = ["load", "android", "android-trusted", "qosjail", "qosjail-dark"]
 TITLES = {
     "load": "1 load-based idle suspend",
     "android": "2 Android, wake locks for all",
     "android-trusted": "3 Android, trusted wake locks",
     "qosjail": "4 qosjail",
+    "qosjail-dark": "4 qosjail, dark_wake: keep-quiesced",
 }
 MODEM_FIRST, MODEM_PERIOD, MODEM_MS = 30, 60, 200
+ASLEEP = "asleep in S3 (QEMU)"  # the host's view of each sleep, a row of the page
 MUSIC_SLEPT_S = 0.1  # a window is honoured when the machine did not sleep while it played
 
 
@@ -150,7 +152,10 @@ def send_message(qmp, con, rec):
 
 
 def read_codes(con):
-    return {int(f["code"]) for f in (fields(x) for x in con.find("QJ-DAY: MSG"))}
+    # A kernel line can cut a MSG line short on the console: one without its code is
+    # not counted here (the message is sent again; measure() derives what it lost).
+    return {int(f["code"]) for f in (fields(x) for x in con.find("QJ-DAY: MSG"))
+            if "code" in f}
 
 
 def deliver(qmp, con, run, outstanding):
@@ -324,12 +329,32 @@ def rfc3339(t):
         "%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def hold_stats(periods):
+    """The page's hold statistics from the drawn periods, in the fields of the daemon's
+    (qj_holds()): no daemon answers for this page, so without them it said "the daemon
+    did not answer".  "prevented suspend" is the time held while the guest was awake."""
+    asleep = [(p["start_usec"], p["end_usec"]) for p in periods if p["name"] == ASLEEP]
+    stats = {}
+    for p in periods:
+        a, b = p["start_usec"], p["end_usec"]
+        s = stats.setdefault(p["name"], {"name": p["name"], "active": 0, "active_count": 0,
+                                         "total_time_usec": 0, "max_time_usec": 0,
+                                         "prevent_suspend_time_usec": 0, "expire_count": 0})
+        s["active_count"] += 1
+        s["total_time_usec"] += b - a
+        s["max_time_usec"] = max(s["max_time_usec"], b - a)
+        if p["name"] != ASLEEP:
+            slept = sum(max(0, min(b, y) - max(a, x)) for x, y in asleep)
+            s["prevent_suspend_time_usec"] += b - a - slept
+    return list(stats.values())
+
+
 def write_page(run, plan, args, out):
     """The timeline: qosjail's own page from the guest; for the others, their records
     (QEMU's SUSPEND/WAKEUP as cycles, the trusted programs' needs and wake locks as
     hold rows) drawn by the same code (bench-day-page)."""
     L = run["lines"]
-    if run["manager"] == "qosjail":
+    if run["manager"].startswith("qosjail"):
         # The daemon's own page (qosjailctl report --html in the guest), beside the one
         # drawn here from its kill log and the day's lines like the other managers'.
         try:
@@ -346,7 +371,7 @@ def write_page(run, plan, args, out):
     recs, s_at, k = [], None, 0
     for x in L:
         for tag in ("QJ-DAY: KILLLOG ", "QJ-DAY: SUMMARY "):
-            if tag in x and run["manager"] == "qosjail":
+            if tag in x and run["manager"].startswith("qosjail"):
                 try:
                     recs.append(json.loads(x.split(tag, 1)[1]))
                 except ValueError:
@@ -369,7 +394,7 @@ def write_page(run, plan, args, out):
         if ev == "SUSPEND":
             s_at = ts
         elif ev == "WAKEUP" and s_at is not None:
-            per("asleep in S3 (QEMU)", s_at, ts)
+            per(ASLEEP, s_at, ts)
             s_at = None
     for f in (fields(x) for x in L if "QJ-DAY: MODEM" in x):
         per("modem (handler)", at(f["start"]), at(f["done"]))
@@ -385,7 +410,7 @@ def write_page(run, plan, args, out):
     with open(base + ".records", "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in recs)
     with open(base + ".history", "w") as f:
-        json.dump({"periods": periods, "active": []}, f)
+        json.dump({"periods": periods, "active": [], "stats": hold_stats(periods)}, f)
     since = min([t0] + [p["start_usec"] / 1e6 for p in periods])
     subprocess.run([args.page_tool, base + ".records", base + ".history",
                     str(int((since - 5) * 1e6)), str(int((end + 5) * 1e6)), out],
@@ -450,6 +475,7 @@ def main():
     ap.add_argument("--boot-limit", type=int, default=300)
     ap.add_argument("--table-only", action="store_true",
                     help="print the table again from the runs saved in --out")
+    ap.add_argument("--no-png", action="store_true", help="no screenshot of the pages")
     ap.add_argument("managers", nargs="*", default=MANAGERS)
     args = ap.parse_args()
     plan = day_plan(args.len, args.seed)
@@ -461,8 +487,10 @@ def main():
                 run = json.load(open(path))
                 rows.append(measure(run, plan))
                 if args.page_tool:
-                    screenshot(write_page(run, plan, args, os.path.join(args.out, m,
-                                                                        "timeline.html")))
+                    page = write_page(run, plan, args, os.path.join(args.out, m,
+                                                                    "timeline.html"))
+                    if not args.no_png:
+                        screenshot(page)
         table(rows, plan)
         return
     rows, failed, t = [], [], time.time()
@@ -480,7 +508,8 @@ def main():
             json.dump(run, f)
         r = measure(run, plan)
         page = write_page(run, plan, args, os.path.join(args.out, m, "timeline.html"))
-        screenshot(page)
+        if not args.no_png:
+            screenshot(page)
         print(f"bench/day: {m}: {r['residency'] * 100:.1f} % in S3, {r['suspends']} suspends, "
               f"{r['wall_s']:.0f} s; page {page}; hog: {'; '.join(r['hog'])}", flush=True)
         rows.append(r)

@@ -231,7 +231,9 @@ int qj_reload(struct qj_conn *conn, const char *path);
  * Events, in order: {"event":"quiescing","cycle":N,"delay":B} before the jail is
  * quiesced, {"event":"suspending","cycle":N} before the system is suspended,
  * {"event":"resumed","cycle":N,"result":R} when the cycle ended and the jail runs
- * again (R: suspended, aborted, interrupted, failed).  A subscriber that leaves 64 KiB
+ * again (R: suspended, aborted, interrupted, failed) with "jail": "restored" or
+ * "kept-quiesced" (suspend.dark_wake), then {"event":"restored","cycle":N} when a
+ * kept jail runs again.  A subscriber that leaves 64 KiB
  * of events unread is disconnected.
  *
  * Return: 0, -EEXIST (subscribed already), -EPERM (delay hold refused).

@@ -160,8 +160,8 @@ static struct cycle *get_cycle(struct page *pg, uint64_t id)
 }
 
 /*
- * Cycles from their summaries (written at the restore: ts is the end, window_ms the
- * whole cycle, quiesce_ms its quiesce when it got that far); a cycle with actions and
+ * Cycles from their summaries (written at the restore: ts is the end, begin_ts the
+ * begin, quiesce_ms its quiesce when it got that far); a cycle with actions and
  * no summary yet runs still (or its summary was lost): it spans its records.
  */
 static int gather_cycles(struct page *pg)
@@ -179,12 +179,21 @@ static int gather_cycles(struct page *pg)
 		if (!c)
 			return -ENOMEM;
 		if (strcmp(str(rec, "action"), "summary") == 0) {
-			uint64_t win = (uint64_t)num(rec, "window_ms") * USEC_PER_MSEC;
+			uint64_t win = (uint64_t)num(rec, "window_ms") * USEC_PER_MSEC, begin = 0;
 
 			c->summary = rec;
 			c->result = str(rec, "reason");
 			c->end = t;
-			c->begin = win < t ? t - win : t;
+			/*
+			 * window_ms is CLOCK_MONOTONIC: it leaves the sleep out, so a cycle
+			 * that slept 30 s would be drawn from 1 s before its end.  begin_ts
+			 * is the wall clock the daemon noted at its begin; logs older than it
+			 * have only the window.
+			 */
+			if (qj_parse_rfc3339(str(rec, "begin_ts"), &begin) == 0 && begin <= t)
+				c->begin = begin;
+			else
+				c->begin = win < t ? t - win : t;
 			c->quiesced = strcmp(str(rec, "outcome"), "quiesced") == 0 ?
 					      c->begin + (uint64_t)num(rec, "quiesce_ms") *
 								 USEC_PER_MSEC :

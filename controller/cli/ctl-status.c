@@ -133,7 +133,11 @@ int ctl_status(int argc, char **argv, const struct ctl_options *o)
 		jail = json_object_get(j, "jail");
 		last = json_object_get(j, "last");
 		ctl_format_usec((unsigned long long)num(j, "state_age_usec"), age, sizeof(age));
-		printf("State:    %s for %s (cycle %lld)\n", str(j, "state"), age, num(j, "cycle"));
+		printf("State:    %s for %s (cycle %lld)%s\n", str(j, "state"), age,
+		       num(j, "cycle"),
+		       json_is_true(json_object_get(j, "kept_quiesced")) ?
+			       ", jail kept quiesced after a dark wake" :
+			       "");
 		printf("Backend:  %s\nPolicy:   %s\n", str(j, "backend"), str(j, "policy"));
 		ctl_format_usec((unsigned long long)num(last, "age_usec"), age, sizeof(age));
 		printf("Last:     %s%s%s%s (%s ago)\n", str(last, "result"),

@@ -44,6 +44,10 @@ struct qj_killlog {
 	uint64_t unsynced_from; /* the log's size before the first of them */
 	uint64_t unsynced_gap_lost; /* losses a deferred gap record told */
 	char first_unsynced_ts[32], last_unsynced_ts[32];
+
+	/* qj_killlog_cycle_begin(): the running cycle and when it began (wall clock). */
+	uint64_t begin_cycle;
+	char begin_ts[32];
 };
 
 /*
@@ -399,6 +403,27 @@ static int write_gap(struct qj_killlog *l, const char *ts)
 	return 0;
 }
 
+int qj_killlog_cycle_begin(struct qj_killlog *l, uint64_t cycle, uint64_t realtime_usec)
+{
+	int r = qj_format_rfc3339(realtime_usec, l->begin_ts, sizeof(l->begin_ts));
+
+	l->begin_cycle = r < 0 ? 0 : cycle;
+	return r < 0 ? r : 0;
+}
+
+/* A summary of the cycle noted by qj_killlog_cycle_begin() says when that cycle began. */
+static int stamp_begin(struct qj_killlog *l, json_t *obj)
+{
+	json_t *c = json_object_get(obj, "cycle");
+	const char *action = json_string_value(json_object_get(obj, "action"));
+
+	if (!l->begin_cycle || !json_is_integer(c) ||
+	    (uint64_t)json_integer_value(c) != l->begin_cycle || !action ||
+	    strcmp(action, "summary") != 0 || json_object_get(obj, "begin_ts"))
+		return 0;
+	return json_object_set_new(obj, "begin_ts", json_string(l->begin_ts)) < 0 ? -ENOMEM : 0;
+}
+
 int qj_killlog_append_json(struct qj_killlog *l, json_t *obj)
 {
 	_cleanup_free_ char *line = NULL;
@@ -417,6 +442,9 @@ int qj_killlog_append_json(struct qj_killlog *l, json_t *obj)
 		if (json_object_set_new(obj, "ts", json_string(now_ts)) < 0)
 			return -ENOMEM;
 	}
+	r = stamp_begin(l, obj);
+	if (r < 0)
+		return r;
 	ts = json_string_value(json_object_get(obj, "ts"));
 	line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (!line) {

@@ -55,6 +55,11 @@ int qj_killlog_append(struct qj_killlog *l, const struct qj_kill_record *r);
  * of the gap: {"ts","action":"gap","lost","first_ts","last_ts","error"}.
  */
 int qj_killlog_append_json(struct qj_killlog *l, json_t *obj);
+/*
+ * Cycle @cycle began at @realtime_usec (CLOCK_REALTIME): its summary records get a
+ * "begin_ts" (the kill log's ts is the end, and window_ms leaves the sleep out).
+ */
+int qj_killlog_cycle_begin(struct qj_killlog *l, uint64_t cycle, uint64_t realtime_usec);
 
 /*
  * From now until qj_killlog_sync(), records are written at once (one write(2)

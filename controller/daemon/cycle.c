@@ -64,29 +64,66 @@ static uint64_t next_backoff(struct qj_cycle *c)
 	return c->retry_usec;
 }
 
+void qj_cycle_set_keep_quiesced(struct qj_cycle *c, bool keep, uint64_t max_usec)
+{
+	c->keep_quiesced = keep;
+	c->dark_wake_max_usec = max_usec;
+}
+
+/* The jail kept quiesced since the last suspend is restored now (a hold, or the key off). */
+static unsigned release_kept(struct qj_cycle *c)
+{
+	if (!c->kept)
+		return 0;
+	c->kept = false;
+	c->restoring_kept = true;
+	return QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS;
+}
+
+unsigned qj_cycle_on_keep_failed(struct qj_cycle *c)
+{
+	return release_kept(c);
+}
+
+/*
+ * A hold while the jail is kept (now AWAKE): a short wake's handler does not need the
+ * jail, so it stays quiesced until the holds have lasted dark_wake_max (on_timer).
+ */
+static unsigned hold_while_kept(struct qj_cycle *c, uint64_t now)
+{
+	if (!c->kept)
+		return 0;
+	if (!c->keep_quiesced || c->dark_wake_max_usec == 0)
+		return release_kept(c);
+	c->deadline_usec = add_sat(now, c->dark_wake_max_usec);
+	return 0;
+}
+
 unsigned qj_cycle_on_holds(struct qj_cycle *c, size_t n_holds, uint64_t now_usec)
 {
 	c->n_holds = n_holds;
+	c->restoring_kept = false;
 	switch (c->state) {
 	case QJ_CYCLE_AWAKE:
 		if (n_holds == 0)
 			settle(c, c->idle_delay_usec, now_usec);
-		return 0;
+		return c->keep_quiesced ? 0 : release_kept(c);
 	case QJ_CYCLE_IDLE_WAIT:
 		if (n_holds > 0) {
 			set_state(c, QJ_CYCLE_AWAKE, now_usec);
 			c->deadline_usec = USEC_INFINITY;
 			c->retry_usec = 0;
+			return hold_while_kept(c, now_usec);
 		}
-		return 0;
+		return c->keep_quiesced ? 0 : release_kept(c);
 	case QJ_CYCLE_PREPARING:
 		if (n_holds == 0)
 			return 0;
-		/* Nothing was quiesced yet: nothing to restore. */
+		/* Nothing was quiesced yet: nothing to restore, unless a dark wake kept it. */
 		c->n_aborts++;
 		record(c, QJ_CYCLE_RESULT_ABORTED, -EINTR, now_usec);
 		settle(c, c->idle_delay_usec, now_usec);
-		return 0;
+		return hold_while_kept(c, now_usec);
 	case QJ_CYCLE_QUIESCING:
 		if (n_holds == 0)
 			return 0;
@@ -108,6 +145,11 @@ static unsigned begin_quiesce(struct qj_cycle *c, uint64_t now)
 {
 	set_state(c, QJ_CYCLE_QUIESCING, now);
 	c->deadline_usec = USEC_INFINITY;
+	if (c->kept) {
+		/* The jail is still quiesced: this cycle owns it now. */
+		c->kept = false;
+		return QJ_CYCLE_DO_QUIESCE_KEPT;
+	}
 	return QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP;
 }
 
@@ -137,6 +179,7 @@ unsigned qj_cycle_on_ready(struct qj_cycle *c, size_t n_pending, uint64_t now_us
 
 unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
 {
+	c->restoring_kept = false;
 	if (now_usec < c->deadline_usec)
 		return 0;
 	switch (c->state) {
@@ -147,6 +190,10 @@ unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
 	case QJ_CYCLE_QUIESCING:
 		c->deadline_usec = USEC_INFINITY;
 		return QJ_CYCLE_DO_QUIESCE_STEP;
+	case QJ_CYCLE_AWAKE:
+		/* Held for dark_wake_max: the machine stays awake, the jail runs again. */
+		c->deadline_usec = USEC_INFINITY;
+		return release_kept(c);
 	default:
 		c->deadline_usec = USEC_INFINITY;
 		return 0;
@@ -155,6 +202,7 @@ unsigned qj_cycle_on_timer(struct qj_cycle *c, uint64_t now_usec)
 
 unsigned qj_cycle_on_quiesce(struct qj_cycle *c, int r, uint64_t next_usec, uint64_t now_usec)
 {
+	c->restoring_kept = false;
 	if (c->state != QJ_CYCLE_QUIESCING)
 		return 0;
 	if (r < 0) {
@@ -177,11 +225,17 @@ unsigned qj_cycle_on_backend(struct qj_cycle *c, int r, uint64_t now_usec)
 {
 	if (c->state != QJ_CYCLE_SUSPENDING)
 		return 0;
+	c->restoring_kept = false;
 	if (r == 0) {
 		c->n_suspends++;
 		c->retry_usec = 0;
 		record(c, QJ_CYCLE_RESULT_SUSPENDED, 0, now_usec);
 		settle(c, c->idle_delay_usec, now_usec);
+		/* A dark wake: nothing trusted wants the machine, the jail stays as it is. */
+		if (c->keep_quiesced && c->state == QJ_CYCLE_IDLE_WAIT) {
+			c->kept = true;
+			return QJ_CYCLE_DO_KEEP;
+		}
 	} else if (c->interrupting || (r == -EINTR && c->n_holds > 0)) {
 		/* Whatever the write said, a hold is why it ended: not a failure. */
 		c->n_aborts++;
@@ -206,7 +260,7 @@ int qj_cycle_request_suspend(struct qj_cycle *c, uint64_t now_usec)
 
 bool qj_cycle_jail_quiesced(const struct qj_cycle *c)
 {
-	return c->state == QJ_CYCLE_QUIESCING || c->state == QJ_CYCLE_SUSPENDING;
+	return c->state == QJ_CYCLE_QUIESCING || c->state == QJ_CYCLE_SUSPENDING || c->kept;
 }
 
 const char *qj_cycle_state_to_string(enum qj_cycle_state s)

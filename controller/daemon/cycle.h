@@ -15,6 +15,13 @@
  * A new hold aborts at any point: QUIESCING restores the jail at once,
  * SUSPENDING interrupts the backend write and restores when it returns.
  * Backend or quiesce failures restore and retry after a doubling backoff.
+ *
+ * Dark wakes (suspend.dark_wake: keep-quiesced, docs/decisions.md): a suspend that
+ * returns with no hold keeps the jail quiesced (->kept) and waits idle_delay again;
+ * the next cycle then asks the engine whether anything in the jail ran since
+ * (QJ_CYCLE_DO_QUIESCE_KEPT) instead of sampling it again.  Holds that last
+ * dark_wake_max (AWAKE's deadline), or the key turned off, restore the kept jail:
+ * QJ_CYCLE_DO_RESTORE with ->restoring_kept.  Shorter holds (a wake's handler) leave it.
  */
 #ifndef QJ_CYCLE_H
 #define QJ_CYCLE_H
@@ -42,6 +49,9 @@ enum {
 	QJ_CYCLE_DO_BACKEND_INTERRUPT = 1 << 3, /* signal the worker thread */
 	QJ_CYCLE_DO_RESTORE = 1 << 4, /* qj_engine_restore() */
 	QJ_CYCLE_DO_RESUME_WAITERS = 1 << 5, /* answer hold requests deferred during the cycle */
+	QJ_CYCLE_DO_KEEP = 1 << 6, /* resumed with no hold: qj_engine_keep_quiesced() */
+	QJ_CYCLE_DO_QUIESCE_KEPT = 1 << 7, /* backend prepare + qj_engine_quiesce_kept(),
+					    * report with _on_quiesce */
 };
 
 /* How the last attempt ended. */
@@ -62,6 +72,10 @@ struct qj_cycle {
 	uint64_t state_since_usec;
 	size_t n_holds;
 	bool interrupting; /* a hold arrived while the backend write runs */
+	bool keep_quiesced; /* suspend.dark_wake: keep-quiesced */
+	uint64_t dark_wake_max_usec; /* holds this long restore a kept jail; 0: any hold */
+	bool kept; /* the jail stays quiesced since the last suspend (a dark wake) */
+	bool restoring_kept; /* the last DO_RESTORE ends a kept jail, not a cycle */
 
 	/* configuration (from the policy) */
 	uint64_t idle_delay_usec;
@@ -85,6 +99,13 @@ void qj_cycle_init(struct qj_cycle *c, uint64_t idle_delay_usec, uint64_t retry_
 void qj_cycle_configure(struct qj_cycle *c, uint64_t idle_delay_usec, uint64_t retry_initial_usec,
 			uint64_t retry_max_usec);
 
+/* QJ_CYCLE_DO_KEEP could not keep the jail: restore it now. */
+unsigned qj_cycle_on_keep_failed(struct qj_cycle *c);
+/*
+ * suspend.dark_wake and dark_wake_max; turned off while the jail is kept, the next
+ * _on_holds() restores it.
+ */
+void qj_cycle_set_keep_quiesced(struct qj_cycle *c, bool keep, uint64_t max_usec);
 /* Delay holds now (@n_delays) and the longest wait for them; for the next cycle. */
 void qj_cycle_set_delays(struct qj_cycle *c, size_t n_delays, uint64_t max_delay_usec);
 /* @n_pending delay holds of the current cycle are not done yet. */

@@ -103,6 +103,14 @@ static inline void qj_daemon_holds_changed(struct qj_daemon *d)
 	qj_loop_post(d->loop, &d->holds_work);
 }
 /*
+ * darkwake.c: QJ_CYCLE_DO_KEEP, QJ_CYCLE_DO_QUIESCE_KEPT (each returns the actions it
+ * leads to), a DO_RESTORE of a kept jail.  They call nothing of daemon.c: the metrics
+ * file is written by the caller.
+ */
+unsigned qj_daemon_dark_keep(struct qj_daemon *d);
+unsigned qj_daemon_dark_quiesce(struct qj_daemon *d);
+void qj_daemon_dark_restore(struct qj_daemon *d);
+/*
  * Loads @path and makes it the running policy, all or nothing (SIGHUP and the reload
  * request both come here).  Returns 0, -EBUSY while the backend write runs (the policy
  * cannot be swapped under the worker), -EINVAL with @diags filled for an invalid

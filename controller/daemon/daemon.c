@@ -140,6 +140,9 @@ static unsigned apply_once(struct qj_daemon *d, unsigned actions)
 	if (actions & QJ_CYCLE_DO_QUIESCE_BEGIN) {
 		d->app_gen++;
 		d->quiesce_begin_usec = qj_daemon_now();
+		if (d->killlog) /* its summary says when it began (the sleep is not in window_ms) */
+			(void)qj_killlog_cycle_begin(d->killlog, d->cycle.id,
+						     now_usec(CLOCK_REALTIME));
 		log_info("Cycle %" PRIu64 ": no holds, quiescing the jail", d->cycle.id);
 		r = qj_power_prepare(d->power);
 		if (r < 0) {
@@ -155,6 +158,8 @@ static unsigned apply_once(struct qj_daemon *d, unsigned actions)
 			}
 		}
 	}
+	if (actions & QJ_CYCLE_DO_QUIESCE_KEPT)
+		next |= qj_daemon_dark_quiesce(d);
 	if (actions & QJ_CYCLE_DO_QUIESCE_STEP)
 		next |= quiesce_step(d);
 	if (actions & QJ_CYCLE_DO_BACKEND_START) {
@@ -174,7 +179,10 @@ static unsigned apply_once(struct qj_daemon *d, unsigned actions)
 		qj_power_interrupt(d->power);
 		d->interrupt_resend_usec = qj_daemon_now() + INTERRUPT_RESEND_USEC;
 	}
-	if (actions & QJ_CYCLE_DO_RESTORE) {
+	if ((actions & QJ_CYCLE_DO_RESTORE) && d->cycle.restoring_kept) {
+		qj_daemon_dark_restore(d);
+		qj_daemon_write_metrics(d);
+	} else if (actions & QJ_CYCLE_DO_RESTORE) {
 		const char *why = qj_cycle_result_to_string(d->cycle.last_result);
 
 		if (d->engine) {
@@ -184,6 +192,10 @@ static unsigned apply_once(struct qj_daemon *d, unsigned actions)
 		}
 		log_info("Cycle %" PRIu64 " ended: %s", d->cycle.id, why);
 		qj_metrics_cycle_ended(&d->metrics, d->cycle.last_result);
+		qj_daemon_write_metrics(d);
+	}
+	if (actions & QJ_CYCLE_DO_KEEP) {
+		next |= qj_daemon_dark_keep(d);
 		qj_daemon_write_metrics(d);
 	}
 	if (actions & QJ_CYCLE_DO_RESUME_WAITERS)
@@ -606,6 +618,8 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	qj_cycle_init(&d->cycle, d->policy->idle_delay_usec, d->policy->retry_initial_usec,
 		      d->policy->retry_max_usec, qj_daemon_now());
 	qj_cycle_set_delays(&d->cycle, 0, d->policy->max_delay_usec);
+	qj_cycle_set_keep_quiesced(&d->cycle, d->policy->dark_wake_keep,
+				   d->policy->dark_wake_max_usec);
 	/* Number on from the kill log, so that a cycle id names one cycle there. */
 	if (d->killlog)
 		d->cycle.id = qj_killlog_highest_cycle(d->killlog);

@@ -228,8 +228,16 @@ void qj_events_sync(struct qj_events *e, bool end)
 		uint64_t id = e->open_cycle;
 
 		e->open_cycle = 0;
-		send_all(e, json_pack("{s:s,s:I,s:s}", "event", "resumed", "cycle", (json_int_t)id,
-				      "result", qj_cycle_result_to_string(cy->last_result)));
+		/* jail: whether it runs again or stays quiesced after a dark wake. */
+		send_all(e,
+			 json_pack("{s:s,s:I,s:s,s:s}", "event", "resumed", "cycle", (json_int_t)id,
+				   "result", qj_cycle_result_to_string(cy->last_result), "jail",
+				   cy->kept ? "kept-quiesced" : "restored"));
 	}
 	settle_delays(e);
+}
+
+void qj_events_jail_restored(struct qj_events *e, uint64_t cycle)
+{
+	send_all(e, json_pack("{s:s,s:I}", "event", "restored", "cycle", (json_int_t)cycle));
 }

@@ -47,6 +47,8 @@ void qj_events_forget(struct qj_events *e, struct qj_ipc_client *c);
  * "resumed" of a cycle that ended (after the restore, not before it).
  */
 void qj_events_sync(struct qj_events *e, bool end);
+/* The jail kept quiesced after cycle @cycle's dark wake runs again: "restored". */
+void qj_events_jail_restored(struct qj_events *e, uint64_t cycle);
 
 size_t qj_events_n_subscribers(const struct qj_events *e);
 size_t qj_events_n_delays(const struct qj_events *e);

@@ -37,6 +37,9 @@ struct qj_holds {
 	uint64_t next_deadline; /* valid unless next_deadline_stale */
 	bool next_deadline_stale;
 	bool suspend_wanted;
+
+	uint64_t (*boottime)(void *userdata);
+	void *boottime_ud;
 };
 
 static int hold_cmp(const void *a, const void *b)
@@ -209,6 +212,30 @@ nomem:
 	return NULL;
 }
 
+static uint64_t real_boottime(void *userdata)
+{
+	return now_usec(CLOCK_BOOTTIME);
+}
+
+void qj_holds_set_boottime(struct qj_holds *t, uint64_t (*now)(void *userdata), void *userdata)
+{
+	t->boottime = now ? now : real_boottime;
+	t->boottime_ud = userdata;
+}
+
+uint64_t qj_holds_boottime(const struct qj_holds *t)
+{
+	return t->boottime ? t->boottime(t->boottime_ud) : real_boottime(NULL);
+}
+
+uint64_t qj_holds_boot_to_realtime(uint64_t boot_usec, uint64_t now_boot_usec,
+				   uint64_t now_real_usec)
+{
+	uint64_t ago = now_boot_usec > boot_usec ? now_boot_usec - boot_usec : 0;
+
+	return now_real_usec > ago ? now_real_usec - ago : 0;
+}
+
 static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t now)
 {
 	s->event_count++;
@@ -217,6 +244,7 @@ static void stats_activate(struct qj_holds *t, struct qj_hold_stats *s, uint64_t
 	t->n_active_names++;
 	s->active_count++;
 	s->active_since_usec = now;
+	s->active_since_boot_usec = qj_holds_boottime(t);
 	s->prevent_since_usec = now;
 	s->last_change_usec = now;
 }
@@ -234,6 +262,8 @@ static void history_add(struct qj_holds *t, const struct qj_hold_stats *s, bool 
 	*h = (struct qj_hold_interval){ .name = name,
 					.start_usec = s->active_since_usec,
 					.end_usec = now,
+					.start_boot_usec = s->active_since_boot_usec,
+					.end_boot_usec = qj_holds_boottime(t),
 					.expired = expired };
 	t->history_next = (t->history_next + 1) % QJ_HOLDS_HISTORY_MAX;
 	if (t->n_history < QJ_HOLDS_HISTORY_MAX)

@@ -3,7 +3,8 @@
  * The hold table: who keeps the system awake and why, plus per-name
  * statistics modelled on the kernel's wakeup_sources.  Pure: every entry
  * point takes the current CLOCK_MONOTONIC time in microseconds, so the unit
- * tests drive it over simulated time.
+ * tests drive it over simulated time; the timeline's CLOCK_BOOTTIME stamps come
+ * from a clock the tests replace (qj_holds_set_boottime()).
  *
  * A hold is identified by (connection, name).  Holding the same name again on
  * the same connection refreshes it (reason, timeout) like __pm_stay_awake()
@@ -84,6 +85,9 @@ struct qj_hold {
  * @last_change_usec: last activation or deactivation.
  * @prevent_suspend_time_usec: active time while suspend was wanted.
  * @active_since_usec: start of the current active period (valid when @active).
+ * @active_since_boot_usec: the same in CLOCK_BOOTTIME (the table's clock, see
+ *	qj_holds_set_boottime()): monotonic time stops during a suspend, so only this
+ *	converts to wall-clock time after one.
  * @prevent_since_usec: start of the current preventing period.
  */
 struct qj_hold_stats {
@@ -97,6 +101,7 @@ struct qj_hold_stats {
 	uint64_t last_change_usec;
 	uint64_t prevent_suspend_time_usec;
 	uint64_t active_since_usec;
+	uint64_t active_since_boot_usec;
 	uint64_t prevent_since_usec;
 };
 
@@ -105,12 +110,16 @@ struct qj_hold_stats {
  * @name: hold name (owned by the table).
  * @start_usec: when the name became active.
  * @end_usec: when its last hold ended.
+ * @start_boot_usec: @start_usec in CLOCK_BOOTTIME (for the wall clock: the timeline).
+ * @end_boot_usec: @end_usec in CLOCK_BOOTTIME.
  * @expired: the last hold ended by timeout.
  */
 struct qj_hold_interval {
 	char *name;
 	uint64_t start_usec;
 	uint64_t end_usec;
+	uint64_t start_boot_usec;
+	uint64_t end_boot_usec;
 	bool expired;
 };
 
@@ -166,6 +175,16 @@ int qj_holds_stats_find(const struct qj_holds *t, const char *name, uint64_t now
  * first: the @i-th, or NULL past the end.  Periods still running are the stats'
  * active ones (active_since_usec).
  */
+/*
+ * The clock of the CLOCK_BOOTTIME stamps (default: the real one); the unit tests give
+ * one that runs ahead of their simulated CLOCK_MONOTONIC by a "sleep".
+ */
+void qj_holds_set_boottime(struct qj_holds *t, uint64_t (*now)(void *userdata), void *userdata);
+uint64_t qj_holds_boottime(const struct qj_holds *t);
+/* A CLOCK_BOOTTIME stamp as CLOCK_REALTIME, from both clocks read now. */
+uint64_t qj_holds_boot_to_realtime(uint64_t boot_usec, uint64_t now_boot_usec,
+				   uint64_t now_real_usec);
+
 size_t qj_holds_n_history(const struct qj_holds *t);
 const struct qj_hold_interval *qj_holds_history(const struct qj_holds *t, size_t i);
 

@@ -126,6 +126,8 @@ void qj_listing_status(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_r
 		reply(c, NULL, -1);
 		return;
 	}
+	/* suspend.dark_wake: the jail stays quiesced since the last suspend, until a hold. */
+	(void)json_object_set_new(j, "kept_quiesced", json_boolean(d->cycle.kept));
 	(void)json_object_set_new(
 		j, "last",
 		json_pack("{s:s,s:s?,s:I}", "result",
@@ -221,10 +223,14 @@ void qj_listing_metrics(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 	reply(c, json_pack("{s:b,s:s%}", "ok", 1, "text", text, len), -1);
 }
 
-/* A CLOCK_MONOTONIC time of the daemon as CLOCK_REALTIME, for people and other hosts. */
-static json_int_t to_realtime(uint64_t mono, uint64_t now_mono, uint64_t now_real)
+/*
+ * A CLOCK_BOOTTIME stamp of the hold table as CLOCK_REALTIME, for people and other hosts.
+ * Not from CLOCK_MONOTONIC: it stops while the machine sleeps, and a period converted
+ * with today's offset was drawn later by every sleep after it (issue 29).
+ */
+static json_int_t to_realtime(uint64_t boot, uint64_t now_boot, uint64_t now_real)
 {
-	return (json_int_t)(now_real - (now_mono > mono ? now_mono - mono : 0));
+	return (json_int_t)qj_holds_boot_to_realtime(boot, now_boot, now_real);
 }
 
 /*
@@ -235,7 +241,8 @@ static json_int_t to_realtime(uint64_t mono, uint64_t now_mono, uint64_t now_rea
 void qj_listing_history(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 			bool *ret_deferred)
 {
-	uint64_t t = qj_daemon_now(), rt = now_usec(CLOCK_REALTIME);
+	uint64_t t = qj_daemon_now(), rt = now_usec(CLOCK_REALTIME),
+		 bt = qj_holds_boottime(d->holds);
 	json_t *periods = json_array(), *active = json_array(), *j;
 	struct qj_hold_stats s;
 
@@ -245,17 +252,18 @@ void qj_listing_history(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 		if (json_array_append_new(
 			    periods,
 			    json_pack("{s:o,s:I,s:I,s:b}", "name", qj_json_string_escaped(h->name),
-				      "start_usec", to_realtime(h->start_usec, t, rt), "end_usec",
-				      to_realtime(h->end_usec, t, rt), "expired", h->expired)) < 0)
+				      "start_usec", to_realtime(h->start_boot_usec, bt, rt),
+				      "end_usec", to_realtime(h->end_boot_usec, bt, rt), "expired",
+				      h->expired)) < 0)
 			goto oom;
 	}
 	for (size_t i = 0; active && i < LIST_MAX && qj_holds_stats_at(d->holds, i, t, &s) == 0;
 	     i++)
 		if (s.active &&
-		    json_array_append_new(active,
-					  json_pack("{s:o,s:I}", "name",
-						    qj_json_string_escaped(s.name), "start_usec",
-						    to_realtime(s.active_since_usec, t, rt))) < 0)
+		    json_array_append_new(
+			    active, json_pack("{s:o,s:I}", "name", qj_json_string_escaped(s.name),
+					      "start_usec",
+					      to_realtime(s.active_since_boot_usec, bt, rt))) < 0)
 			goto oom;
 	j = json_pack("{s:b,s:I,s:o,s:o}", "ok", 1, "now_usec", (json_int_t)rt, "periods", periods,
 		      "active", active);

@@ -126,6 +126,7 @@ static int apply_policy(struct qj_daemon *d, struct qj_policy *p)
 		}
 	}
 	qj_cycle_configure(&d->cycle, p->idle_delay_usec, p->retry_initial_usec, p->retry_max_usec);
+	qj_cycle_set_keep_quiesced(&d->cycle, p->dark_wake_keep, p->dark_wake_max_usec);
 	qj_events_set_max_delay(d->events, p->max_delay_usec);
 	qj_ipc_set_limits(d->ipc, p->max_clients, p->max_clients_per_uid);
 	qj_policy_free(d->policy);

@@ -76,6 +76,20 @@ int qj_engine_quiesce_step(struct qj_engine *e, uint64_t now_usec, uint64_t *ret
 /* Abort or resume: SIGCONT what qosjail stopped, thaw, restore normal QoS. */
 int qj_engine_restore(struct qj_engine *e, const char *why);
 
+/*
+ * Dark wakes (jail/darkwake.c): the suspend returned and no hold wants the jail back.
+ * Keeps it as it is (a summary record with kept: true, the strikes counted) and notes
+ * its CPU usage.  -ESTALE when it is not quiesced.
+ */
+int qj_engine_keep_quiesced(struct qj_engine *e, const char *why);
+/*
+ * Cycle @cycle takes the kept jail over: 1 (quiesced, no sample window) when nothing
+ * in it ran since qj_engine_keep_quiesced(); else it is restored and a quiesce begins
+ * as qj_engine_quiesce_begin() does, and 0 (step at *ret_next_usec).  Negative errno.
+ */
+int qj_engine_quiesce_kept(struct qj_engine *e, uint64_t cycle, uint64_t now_usec,
+			   uint64_t *ret_next_usec);
+
 int qj_engine_counts(const struct qj_engine *e, struct qj_engine_counts *ret);
 /*
  * Calls @cb for every (app, rung) with the rung actions taken against the app (its

@@ -140,6 +140,9 @@ struct task {
 	const char *pending_reason;
 	uint64_t pending_cpu_ms;
 	uint64_t pending_window_ms;
+	/* darkwake.c: its SIGSTOP still pending when the jail was kept, its CPU then. */
+	bool kept_settling;
+	uint64_t kept_cpu_ns;
 };
 
 /* Rung actions taken against an app since the daemon started (qosjailctl metrics). */
@@ -255,6 +258,10 @@ struct qj_engine {
 	struct consent *consents;
 	size_t n_consents;
 	bool watch_dirty; /* the follow list changed: update the exit-event filter */
+
+	/* darkwake.c: quiesced since the last suspend, and the jail's usage then. */
+	bool kept;
+	uint64_t kept_usage_usec;
 };
 
 /*

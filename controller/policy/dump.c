@@ -145,7 +145,10 @@ static json_t *policy_to_json(const struct qj_policy *p)
 	if (!r || set_new(r, "initial", json_duration(p->retry_initial_usec)) < 0 ||
 	    set_new(r, "max", json_duration(p->retry_max_usec)) < 0 ||
 	    set_new(s, "dry_run_length", json_duration(p->dry_run_length_usec)) < 0 ||
-	    set_new(s, "max_delay", json_duration(p->max_delay_usec)) < 0)
+	    set_new(s, "max_delay", json_duration(p->max_delay_usec)) < 0 ||
+	    set_new(s, "dark_wake", json_string(p->dark_wake_keep ? "keep-quiesced" : "restore")) <
+		    0 ||
+	    set_new(s, "dark_wake_max", json_duration(p->dark_wake_max_usec)) < 0)
 		goto fail;
 
 	j = child(root, "jail");

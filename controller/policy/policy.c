@@ -85,6 +85,7 @@ int qj_policy_new_default(struct qj_policy **ret)
 	p->retry_max_usec = 1 * USEC_PER_MINUTE;
 	p->dry_run_length_usec = 2 * USEC_PER_SEC;
 	p->max_delay_usec = 5 * USEC_PER_SEC; /* logind's InhibitDelayMaxSec default */
+	p->dark_wake_max_usec = 5 * USEC_PER_SEC; /* a wake's handler, not a user */
 	p->logind_bridge = true;
 	p->logind_absent_max_usec = 60 * USEC_PER_SEC;
 	p->cpu_idle = true;

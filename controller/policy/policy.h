@@ -102,6 +102,8 @@ struct qj_policy {
 	uint64_t retry_max_usec;
 	uint64_t dry_run_length_usec; /* simulated suspend length on dry-run */
 	uint64_t max_delay_usec; /* longest a cycle waits for delay holds; 0 = none taken */
+	bool dark_wake_keep; /* dark_wake: keep-quiesced (true) or restore (false) */
+	uint64_t dark_wake_max_usec; /* holds this long restore a kept jail; 0: any hold */
 
 	/* jail: */
 	char *cgroup_path; /* cgroup2 directory of the jail */

@@ -61,6 +61,21 @@ static void walk_wakeup_state(struct ctx *c, struct node *n, void *obj, const st
 	(void)qj_yaml_get_string(c, n, &c->p->wakeup_state);
 }
 
+static void walk_dark_wake(struct ctx *c, struct node *n, void *obj, const struct field *f)
+{
+	const char *s = qj_yaml_want_scalar(c, n, "keep-quiesced or restore");
+	char q[QUOTE_MAX + 4];
+
+	if (!s)
+		return;
+	if (strcmp(s, "keep-quiesced") != 0 && strcmp(s, "restore") != 0) {
+		diag(c, n, "unknown dark_wake '%s'; expected keep-quiesced or restore",
+		     qj_yaml_printable(s, n->len, q));
+		return;
+	}
+	c->p->dark_wake_keep = strcmp(s, "keep-quiesced") == 0;
+}
+
 static void walk_retry(struct ctx *c, struct node *n, void *obj, const struct field *f)
 {
 	static const struct field fields[] = {
@@ -108,6 +123,13 @@ static void walk_suspend(struct ctx *c, struct node *n, void *obj, const struct 
 		  .offset = offsetof(struct qj_policy, max_delay_usec),
 		  .min = 0,
 		  .max = USEC_PER_MINUTE },
+		/* After a suspend with no hold: keep the jail quiesced (docs/decisions.md). */
+		{ .key = "dark_wake", .type = F_CUSTOM, .walk = walk_dark_wake },
+		{ .key = "dark_wake_max",
+		  .type = F_DURATION,
+		  .offset = offsetof(struct qj_policy, dark_wake_max_usec),
+		  .min = 0,
+		  .max = USEC_PER_HOUR },
 	};
 
 	qj_schema_walk_map(c, n, fields, ARRAY_SIZE(fields), c->p);

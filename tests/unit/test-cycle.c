@@ -260,6 +260,165 @@ static void test_cycle_delay_holds(void **state)
 			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
 }
 
+/* suspend.dark_wake: keep-quiesced: a suspend that returns with no hold keeps the jail. */
+static void test_cycle_dark_wake_keeps_the_jail(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
+	t = to_suspending(&c, 0);
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t + 10), QJ_CYCLE_DO_KEEP);
+	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
+	assert_int_equal(c.last_result, QJ_CYCLE_RESULT_SUSPENDED);
+	assert_int_equal(c.n_suspends, 1);
+	assert_true(c.kept);
+	/* Jailed peers' hold requests still wait: the jail is at QOS_NONE. */
+	assert_true(qj_cycle_jail_quiesced(&c));
+	/* The idle delay again, then the engine is asked what ran, with no new window. */
+	assert_int_equal(c.deadline_usec, t + 10 + IDLE);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 10 + IDLE), QJ_CYCLE_DO_QUIESCE_KEPT);
+	assert_int_equal(c.id, 2);
+	assert_int_equal(c.state, QJ_CYCLE_QUIESCING);
+	assert_false(c.kept);
+	assert_int_equal(qj_cycle_on_quiesce(&c, 1, 0, t + 10 + IDLE), QJ_CYCLE_DO_BACKEND_START);
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t + 20 + IDLE), QJ_CYCLE_DO_KEEP);
+	assert_true(c.kept);
+}
+
+static void test_cycle_dark_wake_hold_restores(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
+	t = to_suspending(&c, 0);
+	qj_cycle_on_backend(&c, 0, t + 10);
+	/* Releasing nothing changes nothing; a hold restores the kept jail at once. */
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 11), 0);
+	assert_true(c.kept);
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + 12),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_true(c.restoring_kept);
+	assert_false(c.kept);
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_false(qj_cycle_jail_quiesced(&c));
+	/* The restore ended no cycle: the counts stay. */
+	assert_int_equal(c.n_aborts, 0);
+	assert_int_equal(c.last_result, QJ_CYCLE_RESULT_SUSPENDED);
+	/* Released: a normal cycle, sampling again. */
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 13), 0);
+	assert_false(c.restoring_kept);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 13 + IDLE),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
+}
+
+/* A hold while the kept jail waits for delay holds, and the key turned off. */
+static void test_cycle_dark_wake_preparing_and_off(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
+	t = to_suspending(&c, 0);
+	qj_cycle_on_backend(&c, 0, t);
+	qj_cycle_set_delays(&c, 1, 500);
+	assert_int_equal(qj_cycle_on_timer(&c, t + IDLE), 0);
+	assert_int_equal(c.state, QJ_CYCLE_PREPARING);
+	assert_true(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + IDLE + 1),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_true(c.restoring_kept);
+	assert_false(c.kept);
+	assert_int_equal(c.last_result, QJ_CYCLE_RESULT_ABORTED);
+
+	/* Off after a reload: the next hold count restores it, even with no hold. */
+	qj_cycle_set_delays(&c, 0, 0);
+	qj_cycle_on_holds(&c, 0, t + IDLE + 2);
+	t = c.deadline_usec;
+	qj_cycle_on_timer(&c, t);
+	qj_cycle_on_quiesce(&c, 1, 0, t);
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t), QJ_CYCLE_DO_KEEP);
+	qj_cycle_set_keep_quiesced(&c, false, 0);
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 1),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_false(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
+}
+
+/* A suspend that failed, or was interrupted by a hold, restores as before. */
+static void test_cycle_dark_wake_failures_restore(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 0);
+	t = to_suspending(&c, 0);
+	assert_int_equal(qj_cycle_on_backend(&c, -EBUSY, t),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_false(c.kept);
+	assert_false(c.restoring_kept);
+	t = c.deadline_usec;
+	qj_cycle_on_timer(&c, t);
+	assert_int_equal(qj_cycle_on_quiesce(&c, 1, 0, t), QJ_CYCLE_DO_BACKEND_START);
+	qj_cycle_on_holds(&c, 1, t + 1);
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t + 2),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_false(c.kept);
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+}
+
+/* dark_wake_max: a short hold (a wake's handler) leaves the jail kept, a long one not. */
+static void test_cycle_dark_wake_short_hold_keeps(void **state)
+{
+	struct qj_cycle c;
+	uint64_t t;
+
+	(void)state;
+	init(&c);
+	qj_cycle_set_keep_quiesced(&c, true, 500);
+	t = to_suspending(&c, 0);
+	qj_cycle_on_backend(&c, 0, t);
+	/* The modem handler holds 200 ms: awake, the jail still kept. */
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + 10), 0);
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_true(c.kept);
+	assert_true(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.deadline_usec, t + 10 + 500);
+	assert_int_equal(qj_cycle_on_holds(&c, 2, t + 100), 0);
+	assert_int_equal(c.deadline_usec, t + 10 + 500); /* from the first hold */
+	assert_int_equal(qj_cycle_on_holds(&c, 0, t + 210), 0);
+	assert_int_equal(c.state, QJ_CYCLE_IDLE_WAIT);
+	assert_true(c.kept);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 210 + IDLE), QJ_CYCLE_DO_QUIESCE_KEPT);
+	assert_int_equal(qj_cycle_on_quiesce(&c, 1, 0, t + 210 + IDLE), QJ_CYCLE_DO_BACKEND_START);
+	t += 210 + IDLE;
+	/* Music: a hold past dark_wake_max restores the jail, the machine stays awake. */
+	assert_int_equal(qj_cycle_on_backend(&c, 0, t), QJ_CYCLE_DO_KEEP);
+	assert_int_equal(qj_cycle_on_holds(&c, 1, t + 1), 0);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 500), 0);
+	assert_true(c.kept);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 501),
+			 QJ_CYCLE_DO_RESTORE | QJ_CYCLE_DO_RESUME_WAITERS);
+	assert_true(c.restoring_kept);
+	assert_false(c.kept);
+	assert_false(qj_cycle_jail_quiesced(&c));
+	assert_int_equal(c.state, QJ_CYCLE_AWAKE);
+	assert_int_equal(c.deadline_usec, USEC_INFINITY);
+	/* Released: a normal cycle. */
+	qj_cycle_on_holds(&c, 0, t + 600);
+	assert_int_equal(qj_cycle_on_timer(&c, t + 600 + IDLE),
+			 QJ_CYCLE_DO_QUIESCE_BEGIN | QJ_CYCLE_DO_QUIESCE_STEP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +433,11 @@ int main(void)
 		cmocka_unit_test(test_cycle_request_suspend),
 		cmocka_unit_test(test_cycle_strings),
 		cmocka_unit_test(test_cycle_delay_holds),
+		cmocka_unit_test(test_cycle_dark_wake_keeps_the_jail),
+		cmocka_unit_test(test_cycle_dark_wake_hold_restores),
+		cmocka_unit_test(test_cycle_dark_wake_preparing_and_off),
+		cmocka_unit_test(test_cycle_dark_wake_failures_restore),
+		cmocka_unit_test(test_cycle_dark_wake_short_hold_keeps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

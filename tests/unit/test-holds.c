@@ -366,6 +366,57 @@ static void test_holds_history_periods_of_names(void **state)
 			 1005 + 10 * (QJ_HOLDS_HISTORY_MAX + 4));
 }
 
+static uint64_t fake_boot;
+
+static uint64_t fake_boottime(void *userdata)
+{
+	return fake_boot;
+}
+
+/*
+ * A machine that sleeps: CLOCK_MONOTONIC stops, CLOCK_BOOTTIME and the wall clock run
+ * on.  A period that ended before a 30 s sleep is, as wall-clock time, 30 s further in
+ * the past than its monotonic stamps say; converted with today's offset it was drawn
+ * 30 s late (issue 29).
+ */
+static void test_holds_history_wall_clock_across_a_sleep(void **state)
+{
+	struct qj_holds *t = *state;
+	const struct qj_hold_interval *h;
+	struct qj_hold_stats s;
+	const uint64_t real_now = 1764900000 * USEC_PER_SEC, sleep = 30 * USEC_PER_SEC;
+	uint64_t mono = USEC_PER_SEC;
+
+	qj_holds_set_boottime(t, fake_boottime, NULL);
+	fake_boot = 5 * USEC_PER_SEC; /* BOOTTIME ahead by earlier sleeps */
+	assert_int_equal(qj_holds_acquire(t, 1, "modem", "check", &owner, 0, mono), 0);
+	mono += 200 * USEC_PER_MSEC;
+	fake_boot += 200 * USEC_PER_MSEC;
+	assert_int_equal(qj_holds_release(t, 1, "modem", mono), 0);
+	/* The machine sleeps 30 s, wakes, and someone holds again 1 s later. */
+	fake_boot += sleep + USEC_PER_SEC;
+	mono += USEC_PER_SEC;
+	assert_int_equal(qj_holds_acquire(t, 2, "music", "play", &owner, 0, mono), 0);
+	mono += USEC_PER_SEC;
+	fake_boot += USEC_PER_SEC;
+
+	/* Asked now: the daemon converts with both clocks read now. */
+	h = qj_holds_history(t, 0);
+	assert_non_null(h);
+	assert_int_equal(qj_holds_boot_to_realtime(h->end_boot_usec, qj_holds_boottime(t),
+						   real_now),
+			 real_now - USEC_PER_SEC - USEC_PER_SEC - sleep);
+	assert_int_equal(qj_holds_boot_to_realtime(h->start_boot_usec, qj_holds_boottime(t),
+						   real_now),
+			 real_now - 2 * USEC_PER_SEC - sleep - 200 * USEC_PER_MSEC);
+	assert_int_equal(qj_holds_stats_find(t, "music", mono, &s), 0);
+	assert_int_equal(qj_holds_boot_to_realtime(s.active_since_boot_usec, qj_holds_boottime(t),
+						   real_now),
+			 real_now - USEC_PER_SEC);
+	/* A stamp "after" now (clocks read in the other order) is now, not the future. */
+	assert_int_equal(qj_holds_boot_to_realtime(fake_boot + 5, fake_boot, real_now), real_now);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +434,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_holds_names_room_for_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_room_for_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_holds_index_matches_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_holds_history_wall_clock_across_a_sleep, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_holds_history_periods_of_names, setup,
 						teardown),
 	};

@@ -532,6 +532,38 @@ static void test_rfc3339(void **state)
 	assert_int_equal(qj_parse_rfc3339("2025-12-03T10:05:42Zjunk", &t), -EINVAL);
 }
 
+/* The summary of the cycle noted at its begin says when it began; no other record does. */
+static void test_killlog_summary_begin_ts(void **state)
+{
+	struct fixture *f = *state;
+	struct qj_killlog *l = NULL;
+	struct collect c = {};
+
+	assert_int_equal(qj_killlog_open(f->path, 0, 3, &l), 0);
+	assert_int_equal(qj_killlog_cycle_begin(l, 5, 1764752741123456ULL), 0);
+	assert_int_equal(qj_killlog_append(l, &(struct qj_kill_record){ .cycle = 5,
+									.app = "a",
+									.pid = 1,
+									.comm = "x",
+									.action = "SIGSTOP",
+									.outcome = "blocked" }),
+			 0);
+	for (int cycle = 4; cycle <= 5; cycle++) {
+		json_t *o = json_pack("{s:i,s:s,s:i}", "cycle", cycle, "action", "summary",
+				      "window_ms", 1000);
+
+		assert_int_equal(qj_killlog_append_json(l, o), 0);
+		json_decref(o);
+	}
+	l = qj_killlog_free(l);
+	assert_int_equal(read_all(f->path, NULL, &c), 3);
+	assert_null(json_object_get(c.recs[0], "begin_ts"));
+	assert_null(json_object_get(c.recs[1], "begin_ts"));
+	assert_string_equal(json_string_value(json_object_get(c.recs[2], "begin_ts")),
+			    "2025-12-03T09:05:41.123Z");
+	collect_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +579,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_highest_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_odd_rotation_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_killlog_summary_begin_ts, setup, teardown),
 		cmocka_unit_test(test_rfc3339),
 	};
 
