@@ -178,10 +178,8 @@ struct app_state {
 	unsigned others_base_n;
 	bool suspect; /* its last judged window was busy: it holds the quiesce until judged idle */
 	uint64_t last_cpu_ms, last_window_ms;
-	/* Per step: what its tasks say. */
-	bool explained; /* a task of it is busy and on the per-task ladder */
+	/* Per step (the rest of the step's scratch is step.c's struct step). */
 	unsigned new_tasks; /* tasks of it the last rescan found */
-	unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
 	/* The group ladder: rungs for the app as a whole, when its tasks cannot explain it. */
 	struct rung_state ladder;
 	bool g_sweeping; /* stop/term sweep until cgroup.procs is stable */
