@@ -4,8 +4,9 @@
  * the initramfs of kernel/scripts/e2e inside QEMU (never on a host: it
  * suspends the machine it runs on).
  *
- * Prints one "QJ-E2E: PASS|FAIL <check>: <detail>" line per check (a)-(v),
- * "QJ-BENCH: ..." lines for the micro-benchmark and "QJ-E2E: DONE" last.
+ * Prints one "QJ-E2E: PASS|FAIL <check>: <detail>" line per check (a)-(x)
+ * ((w) and (x), suspend-to-idle, are in qos-e2e-s2idle.c), "QJ-BENCH: ..."
+ * lines for the micro-benchmark and "QJ-E2E: DONE" last.
  * Expects /sys/power/pm_test set (or real S3 with a wakeup source) and
  * debugfs at /sys/kernel/debug.
  */
@@ -26,18 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STATE		"/sys/power/state"
+#include "qos-e2e.h"
+
 #define DEV		"/dev/cpu_interactivity"
-#define INJECT		"/sys/kernel/debug/qos_eventually_test/inject"
 #define BENCH		"/sys/kernel/debug/qos_eventually_test/bench"
-#define MEM_SLEEP	"/sys/power/mem_sleep"
-#define PM_TEST		"/sys/power/pm_test"
 #define PM_DEBUG	"/sys/power/pm_debug_messages"
 #define AUTOSLEEP	"/sys/power/autosleep"
 #define WAKE_LOCK	"/sys/power/wake_lock"
 #define WAKE_UNLOCK	"/sys/power/wake_unlock"
-#define SUCCESS		"/sys/power/suspend_stats/success"
-#define FAIL		"/sys/power/suspend_stats/fail"
 
 #ifndef EVIOCSQOSHOLD
 #define EVIOCSQOSHOLD	_IOW('E', 0xa1, int)
@@ -45,7 +42,7 @@
 
 static int failures;
 
-static void report(int ok, const char *check, const char *fmt, ...)
+void report(int ok, const char *check, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,7 +73,7 @@ static void sleep_ms(int ms)
 }
 
 /* Write "qos" to /sys/power/state; return 0 or -errno. */
-static int write_qos(void)
+int write_qos(void)
 {
 	int fd = open(STATE, O_WRONLY | O_CLOEXEC);
 	int r;
@@ -88,7 +85,7 @@ static int write_qos(void)
 	return r;
 }
 
-static int write_str(const char *path, const char *s)
+int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	int r;
@@ -147,7 +144,7 @@ static int wait_child(pid_t pid, int ms)
 	return -1;
 }
 
-static int read_str(const char *path, char *buf, size_t size)
+int read_str(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -165,14 +162,8 @@ static int read_str(const char *path, char *buf, size_t size)
 
 #define WAKEUP_SOURCES	"/sys/kernel/debug/wakeup_sources"
 
-struct wsrow {
-	char name[64];
-	long active_count, event_count, wakeup_count, expire_count,
-		active_since, total, max, last_change, prevent;
-};
-
 /* Find @name in /sys/kernel/debug/wakeup_sources. */
-static int ws_row(const char *name, struct wsrow *r)
+int ws_row(const char *name, struct wsrow *r)
 {
 	static char buf[65536];
 	ssize_t n, len = 0;
@@ -774,7 +765,7 @@ static void check_m(void)
 	       code == -3 ? "failed after close" : strerror(code));
 }
 
-static long read_long(const char *path)
+long read_long(const char *path)
 {
 	char buf[64];
 
@@ -1216,6 +1207,8 @@ int main(int argc, char **argv)
 	check_t();
 	check_u();
 	check_v();
+	check_w();
+	check_x();
 	bench();
 	printf("QJ-E2E: DONE %d failure(s)\n", failures);
 	return failures ? 1 : 0;
