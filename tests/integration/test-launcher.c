@@ -374,10 +374,16 @@ static int ctl_run_as(struct harness *h, uid_t uid, const char *script, char *ou
 		      char *err, size_t err_size)
 {
 	char ctl[512];
-	int in[2], o[2], e[2], st;
+	int in[2], o[2], e[2], st, exe;
 	pid_t pid;
 
 	snprintf(ctl, sizeof(ctl), "%s/controller/qosjailctl", getenv("QJ_BUILD_DIR"));
+	/*
+	 * Opened here, as root, and run by its fd: the build tree may sit where uid 65534
+	 * cannot reach it (/root/project in a fresh machine's chroot).
+	 */
+	exe = open(ctl, O_RDONLY | O_CLOEXEC);
+	assert_true(exe >= 0);
 	assert_int_equal(pipe(in), 0);
 	assert_int_equal(pipe(o), 0);
 	assert_int_equal(pipe(e), 0);
@@ -391,10 +397,13 @@ static int ctl_run_as(struct harness *h, uid_t uid, const char *script, char *ou
 		dup2(e[1], 2);
 		if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 || setresuid(uid, uid, uid) < 0)
 			_exit(99);
-		execl(ctl, ctl, "--socket", h->socket, "run", "--app", "app", "--", "/bin/sh", "-c",
-		      script, (char *)NULL);
+		char *argv[] = { ctl,  "--socket", h->socket, "run",	      "--app", "app",
+				 "--", "/bin/sh",  "-c",      (char *)script, NULL };
+
+		fexecve(exe, argv, environ);
 		_exit(98);
 	}
+	close(exe);
 	close(in[0]);
 	close(o[1]);
 	close(e[1]);

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "daemon-harness.h"
+#include "fileio.h"
 #include "logind-bus.h"
 #include "qosjail.h"
 #include "util.h"
@@ -97,9 +98,15 @@ static void compositor_start(struct harness *h, struct compositor *c, uid_t uid,
 	int in[2], out[2], go[2];
 	struct qj_conn *conn = NULL;
 	char script[512], ch;
+	_cleanup_free_ char *code = NULL;
 
 	snprintf(script, sizeof(script), "%s/tests/integration/idle-compositor.py",
 		 src ? src : ".");
+	/*
+	 * Read here, as root, and given to python3 -c: the checkout may sit where uid
+	 * 65534 cannot reach it (/root/project in a fresh machine's chroot).
+	 */
+	assert_int_equal(qj_read_file(script, &code), 0);
 	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
@@ -111,7 +118,7 @@ static void compositor_start(struct harness *h, struct compositor *c, uid_t uid,
 		    setresuid(uid, uid, uid) < 0 || read(go[0], &ch, 1) != 1)
 			_exit(99);
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		execl("/usr/bin/python3", "python3", script, SESSION_PATH, (char *)NULL);
+		execl("/usr/bin/python3", "python3", "-c", code, SESSION_PATH, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
