@@ -447,10 +447,9 @@ static void test_task_exe_read_when_acted(void **state)
  * reads it back from the page cache) but fsync'd only for a new strike: a reboot undoes
  * stops, slack and the CPU class itself, and 10,000 stops must not wait for the disk.
  */
-static void test_state_file_synced_for_strikes(void **state)
+/* An engine with a state file that stops @k, a spinner, and ends the quiesce. */
+static void quiesce_one_spinner(struct fixture *f, struct kid *k)
 {
-	struct fixture *f = *state;
-	struct kid *k = kid_new(f, "a");
 	_cleanup_free_ char *text = NULL, *pid = NULL;
 	char dir[128], path[PATH_MAX];
 	uint64_t now = T0;
@@ -474,9 +473,31 @@ static void test_state_file_synced_for_strikes(void **state)
 	kid_write(f, k);
 	assert_int_equal(step(f, now + 10 * MS), 1);
 	assert_int_equal(state_fsyncs, 0);
+}
+
+static void test_state_file_synced_for_strikes(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a");
+
+	quiesce_one_spinner(f, k);
 	/* The restore counts the app's strike, which must outlive a reboot. */
 	assert_int_equal(qj_engine_restore(f->e, "test"), 0);
 	assert_int_equal(state_fsyncs, 1);
+	assert_true(kid_waited(k, WCONTINUED));
+}
+
+/* A cycle whose jail is kept (a dark wake) counts the strike as a restore does. */
+static void test_state_file_synced_for_kept_strikes(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a");
+
+	quiesce_one_spinner(f, k);
+	assert_int_equal(qj_engine_keep_quiesced(f->e, "test"), 0);
+	assert_int_equal(state_fsyncs, 1);
+	assert_true(logged(f, "\"action\":\"summary\"", "\"kept\":true", "\"stopped\":1", NULL));
+	assert_int_equal(qj_engine_restore(f->e, "test"), 0);
 	assert_true(kid_waited(k, WCONTINUED));
 }
 
@@ -819,6 +840,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_rung_stop_blocked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_starved_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_exe_read_when_acted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_file_synced_for_kept_strikes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_state_file_synced_for_strikes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_step_waits_for_first_window, setup, teardown),
