@@ -62,7 +62,7 @@ struct qj_daemon {
 	struct qj_loop_work delays_work; /* the delay holds may all be ready */
 	unsigned actions; /* QJ_CYCLE_DO_* not yet carried out */
 	struct fd_source signal_src;
-	struct fd_source timer_src;
+	struct qj_loop_timer timer; /* the cycle's, the holds', the bridges' deadlines */
 	struct fd_source notify_src;
 	struct fd_source procmon_src;
 	struct fd_source watchdog_src; /* WATCHDOG=1 every half WatchdogSec=; -EBADF: none */
@@ -70,7 +70,6 @@ struct qj_daemon {
 	struct qj_explain_pending *explains; /* explain requests waiting for a cmdline */
 	json_t *waiters_cache; /* status's waiting_on_jail, made at waiters_usec */
 	uint64_t waiters_usec;
-	uint64_t timer_armed_usec; /* USEC_INFINITY: disarmed */
 	uint64_t interrupt_resend_usec;
 
 	bool started;

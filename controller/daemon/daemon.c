@@ -44,7 +44,7 @@
 static void rearm_timer(struct qj_daemon *d)
 {
 	uint64_t t = d->cycle.deadline_usec;
-	struct itimerspec its = {};
+	int r;
 
 	if (qj_holds_next_deadline(d->holds) < t)
 		t = qj_holds_next_deadline(d->holds);
@@ -62,19 +62,11 @@ static void rearm_timer(struct qj_daemon *d)
 	 * syscall per request; an early expiry only re-runs on_timer(), which finds
 	 * nothing due and arms the real deadline.
 	 */
-	if (t >= d->timer_armed_usec)
+	if (t >= qj_loop_timer_armed(&d->timer))
 		return;
-	if (t != USEC_INFINITY) {
-		if (t == 0)
-			t = 1; /* 0 would disarm */
-		its.it_value.tv_sec = (time_t)(t / USEC_PER_SEC);
-		its.it_value.tv_nsec = (long)(t % USEC_PER_SEC) * 1000;
-	}
-	if (timerfd_settime(d->timer_src.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
-		log_error("Failed to arm the timer: %m");
-		return;
-	}
-	d->timer_armed_usec = t;
+	r = qj_loop_timer_arm(&d->timer, t);
+	if (r < 0)
+		log_error_errno(r, "Failed to arm the timer: %m");
 }
 
 /* ---- the cycle's effects ---- */
@@ -340,14 +332,12 @@ static void on_signal(struct qj_event_source *s, uint32_t events)
 	}
 }
 
-static void on_timer(struct qj_event_source *s, uint32_t events)
+static void on_timer(struct qj_loop_timer *timer)
 {
-	struct qj_daemon *d = ((struct fd_source *)s)->d;
-	uint64_t t = qj_daemon_now(), v;
+	struct qj_daemon *d = DAEMON_OF(timer, timer);
+	uint64_t t = qj_daemon_now();
 	size_t n;
 
-	(void)!read(d->timer_src.fd, &v, sizeof(v));
-	d->timer_armed_usec = USEC_INFINITY;
 	n = qj_holds_expire(d->holds, t);
 	if (n > 0) {
 		log_debug("%zu hold(s) expired", n);
@@ -487,9 +477,7 @@ static int setup_loop(struct qj_daemon *d)
 	}
 	r = add_source(d, &d->signal_src, signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC), on_signal);
 	if (r >= 0)
-		r = add_source(d, &d->timer_src,
-			       timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
-			       on_timer);
+		r = qj_loop_timer_add(d->loop, &d->timer, on_timer);
 	if (r >= 0)
 		r = add_source(d, &d->notify_src, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC),
 			       on_notify);
@@ -536,10 +524,9 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->signal_src.fd = d->timer_src.fd = d->notify_src.fd = -EBADF;
+	d->signal_src.fd = d->notify_src.fd = -EBADF;
 	d->metrics_dfd = -EBADF;
 	d->procmon_src.fd = d->procread_src.fd = d->watchdog_src.fd = -EBADF;
-	d->timer_armed_usec = USEC_INFINITY;
 	d->interrupt_resend_usec = USEC_INFINITY;
 	d->apply_work.run = on_apply_work;
 	d->holds_work.run = on_holds_work;
@@ -704,12 +691,12 @@ struct qj_daemon *qj_daemon_free(struct qj_daemon *d)
 	free(d->state_dir);
 	free(d->metrics_path);
 	free(d->metrics_base);
+	qj_loop_timer_del(&d->timer);
 	d->loop = qj_loop_free(d->loop);
 	if (d->metrics_dfd >= 0)
 		(void)close(d->metrics_dfd);
-	for (int *fd = (int[]){ d->signal_src.fd, d->timer_src.fd, d->notify_src.fd,
-				d->watchdog_src.fd },
-		 *end = fd + 4;
+	for (int *fd = (int[]){ d->signal_src.fd, d->notify_src.fd, d->watchdog_src.fd },
+		 *end = fd + 3;
 	     fd < end; fd++)
 		if (*fd >= 0)
 			(void)close(*fd);

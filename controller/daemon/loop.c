@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* qosjaild's event loop: epoll, fd sources and posted work (see loop.h). */
+/* qosjaild's event loop: epoll, fd sources, timers and posted work (see loop.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -67,6 +68,65 @@ void qj_loop_del(struct qj_loop *l, int fd)
 {
 	if (fd >= 0)
 		(void)epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static void timer_dispatch(struct qj_event_source *s, uint32_t events)
+{
+	struct qj_loop_timer *t = (struct qj_loop_timer *)s;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(t->fd, &v, sizeof(v));
+	t->armed_usec = USEC_INFINITY;
+	t->fire(t);
+}
+
+int qj_loop_timer_add(struct qj_loop *l, struct qj_loop_timer *t,
+		      void (*fire)(struct qj_loop_timer *t))
+{
+	int r;
+
+	*t = (struct qj_loop_timer){ .source.dispatch = timer_dispatch,
+				     .fire = fire,
+				     .armed_usec = USEC_INFINITY };
+	t->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	r = qj_loop_add(l, &t->source, t->fd, 0);
+	if (r < 0) {
+		(void)close(t->fd);
+		t->fd = -EBADF;
+		return r;
+	}
+	t->loop = l;
+	return 0;
+}
+
+int qj_loop_timer_arm(struct qj_loop_timer *t, uint64_t usec)
+{
+	struct itimerspec its = {};
+
+	if (usec != USEC_INFINITY) {
+		if (usec == 0)
+			usec = 1; /* 0 would disarm */
+		its.it_value.tv_sec = (time_t)(usec / USEC_PER_SEC);
+		its.it_value.tv_nsec = (long)(usec % USEC_PER_SEC) * 1000;
+	}
+	if (timerfd_settime(t->fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	t->armed_usec = usec;
+	return 0;
+}
+
+void qj_loop_timer_del(struct qj_loop_timer *t)
+{
+	if (!t->loop)
+		return;
+	qj_loop_del(t->loop, t->fd);
+	(void)close(t->fd);
+	t->fd = -EBADF;
+	t->loop = NULL;
+	t->armed_usec = USEC_INFINITY;
 }
 
 void qj_loop_post(struct qj_loop *l, struct qj_loop_work *w)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * qosjaild's event loop, a leaf: an epoll set of fd sources, and work posted to run once
+ * qosjaild's event loop, a leaf: an epoll set of fd sources, timers, and work posted to run once
  * the source that posted it has returned.  A module that changes what the cycle should
  * do (a hold released, the last delay hold ready) posts a work item instead of calling
  * the daemon back: the work runs after the current dispatch, never inside another
@@ -27,6 +27,19 @@ struct qj_loop_work {
 
 struct qj_loop;
 
+/*
+ * A one-shot timer source at an absolute CLOCK_MONOTONIC time (a timerfd in the epoll
+ * set), embedded in its owner.  @fire runs from the loop's dispatch once it expired,
+ * the timer disarmed by then; the owner arms it again for its next deadline.
+ */
+struct qj_loop_timer {
+	struct qj_event_source source;
+	void (*fire)(struct qj_loop_timer *t);
+	struct qj_loop *loop; /* NULL until added */
+	int fd;
+	uint64_t armed_usec; /* USEC_INFINITY: disarmed */
+};
+
 int qj_loop_new(struct qj_loop **ret);
 struct qj_loop *qj_loop_free(struct qj_loop *l);
 /* The epoll fd, for a module that registers its own fds (the IPC server). */
@@ -36,6 +49,26 @@ int qj_loop_fd(const struct qj_loop *l);
 int qj_loop_add(struct qj_loop *l, struct qj_event_source *s, int fd, uint32_t events);
 int qj_loop_mod(struct qj_loop *l, struct qj_event_source *s, int fd, uint32_t events);
 void qj_loop_del(struct qj_loop *l, int fd);
+
+/* Registers @t, disarmed, to call @fire when it expires; 0 or -errno. */
+int qj_loop_timer_add(struct qj_loop *l, struct qj_loop_timer *t,
+		      void (*fire)(struct qj_loop_timer *t));
+/*
+ * Arms @t for @usec (CLOCK_MONOTONIC, absolute; one already past fires at once), or
+ * disarms it for USEC_INFINITY.  0 or -errno (the timer then stays as it was).
+ */
+int qj_loop_timer_arm(struct qj_loop_timer *t, uint64_t usec);
+static inline int qj_loop_timer_disarm(struct qj_loop_timer *t)
+{
+	return qj_loop_timer_arm(t, UINT64_MAX);
+}
+/* When @t fires next: USEC_INFINITY when disarmed. */
+static inline uint64_t qj_loop_timer_armed(const struct qj_loop_timer *t)
+{
+	return t->armed_usec;
+}
+/* Unregisters @t and closes its timerfd; a no-op for one never added. */
+void qj_loop_timer_del(struct qj_loop_timer *t);
 
 /* @w runs after the current dispatch (or at the next qj_loop_flush()). */
 void qj_loop_post(struct qj_loop *l, struct qj_loop_work *w);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/loop.c: fd sources on a real epoll set (a pipe), and posted work: it runs after
+ * daemon/loop.c: fd sources on a real epoll set (a pipe), timers, and posted work: it runs after
  * the dispatch that posted it, in order, once however often it was posted, and never
  * inside other posted work (a flush from within one is a no-op).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "loop.h"
+#include "util.h"
 
 struct rec {
 	struct qj_loop_work w;
@@ -115,11 +117,65 @@ static void test_no_reentry(void **state)
 	qj_loop_free(l);
 }
 
+struct tmr {
+	struct qj_loop_timer t;
+	int fired;
+	uint64_t armed_when_fired;
+};
+
+static void fire(struct qj_loop_timer *t)
+{
+	struct tmr *x = (struct tmr *)t;
+
+	x->fired++;
+	x->armed_when_fired = qj_loop_timer_armed(t);
+}
+
+/*
+ * A timer source: armed for a time already past it fires at the next step, disarmed by
+ * then; disarmed (or armed far ahead) it does not; removed, its fd is closed.
+ */
+static void test_timer(void **state)
+{
+	struct qj_loop *l = NULL;
+	struct tmr x = {};
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	int fd;
+
+	(void)state;
+	qj_loop_timer_del(&x.t); /* never added: a no-op */
+	assert_int_equal(qj_loop_new(&l), 0);
+	assert_int_equal(qj_loop_timer_add(l, &x.t, fire), 0);
+	assert_true(qj_loop_timer_armed(&x.t) == USEC_INFINITY);
+	assert_int_equal(qj_loop_step(l, 0), 0);
+	assert_int_equal(qj_loop_timer_arm(&x.t, now - 1), 0);
+	assert_true(qj_loop_timer_armed(&x.t) == now - 1);
+	assert_int_equal(qj_loop_step(l, 1000), 1);
+	assert_int_equal(x.fired, 1);
+	assert_true(x.armed_when_fired == USEC_INFINITY);
+	assert_int_equal(qj_loop_step(l, 0), 0); /* one shot */
+	assert_int_equal(qj_loop_timer_arm(&x.t, 0), 0); /* 0 is a time, not "disarm" */
+	assert_int_equal(qj_loop_step(l, 1000), 1);
+	assert_int_equal(x.fired, 2);
+	assert_int_equal(qj_loop_timer_arm(&x.t, now + 3600 * USEC_PER_SEC), 0);
+	assert_int_equal(qj_loop_step(l, 0), 0);
+	assert_int_equal(qj_loop_timer_arm(&x.t, now - 1), 0);
+	assert_int_equal(qj_loop_timer_disarm(&x.t), 0);
+	assert_true(qj_loop_timer_armed(&x.t) == USEC_INFINITY);
+	assert_int_equal(qj_loop_step(l, 0), 0);
+	assert_int_equal(x.fired, 2);
+	fd = x.t.fd;
+	qj_loop_timer_del(&x.t);
+	assert_int_equal(fcntl(fd, F_GETFD), -1);
+	qj_loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_post_runs_after_dispatch),
 		cmocka_unit_test(test_no_reentry),
+		cmocka_unit_test(test_timer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
