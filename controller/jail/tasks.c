@@ -140,7 +140,11 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	_cleanup_free_ char *in_app = NULL;
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
-	struct task t = { .pid = pid, .pidfd = -EBADF, .ladder.rung = -1, .sample.fd = -EBADF };
+	struct task t = { .pid = pid,
+			  .pidfd = -EBADF,
+			  .ladder.rung = -1,
+			  .sample.fd = -EBADF,
+			  .sample.status_fd = -EBADF };
 	bool v1_in = true;
 	int r;
 
