@@ -576,28 +576,18 @@ int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
 	return r < 0 ? r : v2_app_of(c, s, ret_app);
 }
 
-int qj_cgroup_task_groups(const struct qj_cgroup *c, pid_t pid, char **ret_app, bool *ret_v1_in)
+int qj_cgroup_app_v1_tids(const struct qj_cgroup *c, const char *app, pid_t **ret, size_t *ret_n)
 {
-	_cleanup_free_ char *s = NULL, *v1 = NULL, *app = NULL;
-	int r = read_pid_cgroup(pid, &s);
+	_cleanup_free_ char *tasks = NULL;
+	int r;
 
-	if (r < 0)
-		return r;
-	if (c->v1.cpu_path && !(v1 = strdup(s)))
+	if (!c->v1.cpu_path)
+		return 0;
+	tasks = qj_cgv1_knob_path(&c->v1, app, "tasks");
+	if (!tasks)
 		return -ENOMEM;
-	r = v2_app_of(c, s, &app);
-	if (r <= 0)
-		return r;
-	*ret_v1_in = true;
-	if (v1) {
-		int in = v1_is_in(c, app, v1);
-
-		if (in < 0)
-			return in;
-		*ret_v1_in = in;
-	}
-	*ret_app = TAKE_PTR(app);
-	return 1;
+	r = qj_cgroup_read_pids(tasks, ret, ret_n);
+	return r < 0 ? r : 1;
 }
 
 int qj_cgroup_freeze(struct qj_cgroup *c, const char *app, bool freeze)
