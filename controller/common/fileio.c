@@ -2,6 +2,8 @@
 /* Whole-file reads and writes of small kernel files (cgroup, /proc). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +84,29 @@ int qj_write_file(const char *path, const char *s)
 	if ((size_t)n != len)
 		return -EIO;
 	return 0;
+}
+
+int qj_read_int64_file(const char *path, int64_t *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	char *end;
+	long long v;
+	int r = read_text(path, true, &s);
+
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || errno == ERANGE || (*end && strcmp(end, "\n") != 0))
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+int qj_write_int64_file(const char *path, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return qj_write_file(path, buf);
 }

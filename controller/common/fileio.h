@@ -3,6 +3,8 @@
 #ifndef QJ_FILEIO_H
 #define QJ_FILEIO_H
 
+#include <stdint.h>
+
 /* Reads all of @path (looping: cgroup.procs gives 4096 bytes a read) into *ret, NUL-ended. */
 int qj_read_file(const char *path, char **ret);
 /*
@@ -14,5 +16,11 @@ int qj_read_file(const char *path, char **ret);
 int qj_read_record_file(const char *path, char **ret);
 /* Writes @s to the existing file @path in one write(); -EIO when it took less. */
 int qj_write_file(const char *path, const char *s);
+/*
+ * A knob holding one integer (cpu.idle, cpu.weight, cpu.shares): -EBADMSG when @path
+ * holds anything but the number and an optional newline (fail closed: never 0 for junk).
+ */
+int qj_read_int64_file(const char *path, int64_t *ret);
+int qj_write_int64_file(const char *path, int64_t v);
 
 #endif

@@ -52,3 +52,14 @@ void qj_eng_count_action(struct app_state *a, const struct qj_rung *rung)
 oom:
 	log_warning("Out of memory counting an action of app %s, ignoring", a->name);
 }
+
+/* The cycle ended (restored or kept): each app's strike in it counts, and waits for fsync. */
+void qj_eng_count_strikes(struct qj_engine *e)
+{
+	for (size_t i = 0; i < e->n_apps; i++)
+		if (e->apps[i].struck) {
+			e->apps[i].undo.strikes++;
+			e->strikes_dirty = true;
+			e->apps[i].struck = false;
+		}
+}

@@ -107,12 +107,8 @@ int qj_cgv1_set(const struct qj_cgv1 *c, const char *app, const char *knob, int6
 		return -ENOMEM;
 	if (!c->libcgroup) {
 		_cleanup_free_ char *p = qj_cgv1_knob_path(c, app, knob);
-		char buf[32];
 
-		if (!p)
-			return -ENOMEM;
-		snprintf(buf, sizeof(buf), "%lld", (long long)v);
-		return qj_write_file(p, buf);
+		return p ? qj_write_int64_file(p, v) : -ENOMEM;
 	}
 	cg = cgroup_new_cgroup(rel);
 	if (!cg)
@@ -136,15 +132,8 @@ int qj_cgv1_get(const struct qj_cgv1 *c, const char *app, const char *knob, int6
 		return -ENOMEM;
 	if (!c->libcgroup) {
 		_cleanup_free_ char *p = qj_cgv1_knob_path(c, app, knob);
-		_cleanup_free_ char *s = NULL;
 
-		if (!p)
-			return -ENOMEM;
-		r = qj_read_file(p, &s);
-		if (r < 0)
-			return r;
-		*ret = strtoll(s, NULL, 10);
-		return 0;
+		return p ? qj_read_int64_file(p, ret) : -ENOMEM;
 	}
 	cg = cgroup_new_cgroup(rel);
 	if (!cg)

@@ -670,8 +670,7 @@ int qj_cgroup_cpu_stall_usec(const struct qj_cgroup *c, const char *app, uint64_
 
 static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 {
-	_cleanup_free_ char *p = NULL, *s = NULL;
-	int r;
+	_cleanup_free_ char *p = NULL;
 
 	switch (k) {
 	case KNOB_V2_IDLE:
@@ -679,11 +678,7 @@ static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 		p = qj_cg_join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
 		if (!p)
 			return -ENOMEM;
-		r = qj_read_file(p, &s);
-		if (r < 0)
-			return r;
-		*ret = strtoll(s, NULL, 10);
-		return 0;
+		return qj_read_int64_file(p, ret);
 	case KNOB_V1_IDLE:
 		return qj_cgv1_get(&c->v1, NULL, "cpu.idle", ret);
 	case KNOB_V1_SHARES:
@@ -696,7 +691,6 @@ static int knob_get(const struct qj_cgroup *c, enum idle_knob k, int64_t *ret)
 static int knob_set(struct qj_cgroup *c, enum idle_knob k, int64_t v)
 {
 	_cleanup_free_ char *p = NULL;
-	char buf[32];
 
 	switch (k) {
 	case KNOB_V2_IDLE:
@@ -704,8 +698,7 @@ static int knob_set(struct qj_cgroup *c, enum idle_knob k, int64_t v)
 		p = qj_cg_join(c->path, k == KNOB_V2_IDLE ? "cpu.idle" : "cpu.weight");
 		if (!p)
 			return -ENOMEM;
-		snprintf(buf, sizeof(buf), "%lld", (long long)v);
-		return qj_write_file(p, buf);
+		return qj_write_int64_file(p, v);
 	case KNOB_V1_IDLE:
 		return qj_cgv1_set(&c->v1, NULL, "cpu.idle", v);
 	case KNOB_V1_SHARES:

@@ -13,38 +13,6 @@
 #include "jail-internal.h"
 #include "log.h"
 
-/* The summary of a cycle whose jail is kept: the same fields as the restore's, kept: true. */
-static void write_kept_summary(struct qj_engine *e, const char *why, uint64_t now)
-{
-	uint64_t usage = 0;
-	unsigned tasks = 0;
-	json_t *o;
-	int r;
-
-	if (!e->log)
-		return;
-	for (size_t i = 0; i < e->n_tasks; i++)
-		tasks += !e->tasks[i].gone;
-	(void)qj_cgroup_usage_usec(e->cg, NULL, &usage);
-	/* begin_ts: the kill log adds the one the daemon noted (qj_killlog_cycle_begin()). */
-	o = json_pack(
-		"{s:I,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "cycle",
-		(json_int_t)e->cycle, "action", "summary", "reason", why, "outcome", "quiesced",
-		"kept", 1, "quiesce_ms", (json_int_t)((e->quiesced_usec - e->begin_usec) / 1000),
-		"window_ms", (json_int_t)((now - e->begin_usec) / 1000), "cpu_ms",
-		(json_int_t)(usage > e->jail_usage_begin ? (usage - e->jail_usage_begin) / 1000 :
-							   0),
-		"tasks", (int)tasks, "actions", (int)e->n_actions, "stopped",
-		(int)e->n_stopped_cycle, "killed", (int)e->n_killed, "continued", 0, "thawed", 0,
-		"seen", (int)e->n_tasks);
-	if (!o)
-		return;
-	r = qj_killlog_append_json(e->log, o);
-	json_decref(o);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
-}
-
 /* A task's CPU, all threads (ns); false when it cannot be read (gone). */
 static bool task_cpu_ns(struct task *t, uint64_t *ret)
 {
@@ -117,13 +85,12 @@ int qj_engine_keep_quiesced(struct qj_engine *e, const char *why)
 					 qj_eng_rung_ops(e, e->apps[i].ladder.rung)->kills ?
 						 "killed" :
 						 "blocked");
-	/* The cycle ended: its strikes count, as at a restore. */
-	for (size_t i = 0; i < e->n_apps; i++)
-		if (e->apps[i].struck) {
-			e->apps[i].undo.strikes++;
-			e->apps[i].struck = false;
-		}
-	write_kept_summary(e, why ? why : "suspended", now);
+	/* The cycle ended: its strikes count, as at a restore, and must outlive a reboot. */
+	qj_eng_count_strikes(e);
+	r = qj_eng_save_state(e);
+	if (r < 0)
+		log_warning_errno(r, "Failed to save the jail's state, ignoring: %m");
+	qj_eng_log_summary(e, why ? why : "suspended", now, true, 0, 0);
 	r = qj_cgroup_usage_usec(e->cg, NULL, &e->kept_usage_usec);
 	e->kept = r >= 0; /* without a usage figure the next cycle starts over */
 	if (r < 0)

@@ -165,6 +165,7 @@ struct app_state {
 	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
+	uint64_t judged_t0_usec; /* when the window busy was judged over began */
 	/*
 	 * Acted on this step: its window's base (usage, signals still pending) is
 	 * taken once at the end of the step, not once per task acted on (O(n^2)).
@@ -271,6 +272,8 @@ struct qj_engine {
 struct app_state *qj_eng_app_state(struct qj_engine *e, const char *name);
 /* One more action of @rung against @a; not counted (logged) when out of memory. */
 void qj_eng_count_action(struct app_state *a, const struct qj_rung *rung);
+/* The cycle ended (restored or kept): each app's strike in it counts, and waits for fsync. */
+void qj_eng_count_strikes(struct qj_engine *e);
 
 /* killrec.c: the ladder's kill-log records. */
 /* Appends @o (consumed; NULL after an OOM is dropped) to the kill log. */
@@ -278,6 +281,12 @@ void qj_eng_append_record(struct qj_engine *e, json_t *o);
 const char *qj_eng_gone_outcome(const struct task *t);
 void qj_eng_log_action(struct qj_engine *e, struct task *t, const char *outcome);
 void qj_eng_log_group(struct qj_engine *e, struct app_state *a, const char *outcome);
+/*
+ * The cycle's summary record (why it ended, its figures); @kept: the jail stays quiesced
+ * (a dark wake), nothing was continued or thawed.
+ */
+void qj_eng_log_summary(struct qj_engine *e, const char *why, uint64_t now, bool kept,
+			unsigned continued, unsigned thawed);
 
 /* follow.c: deaths after a cycle. */
 struct follow *qj_eng_find_follow(struct qj_engine *e, pid_t pid);

@@ -91,3 +91,34 @@ void qj_eng_log_group(struct qj_engine *e, struct app_state *a, const char *outc
 		      (int)(a->undo.strikes + a->struck));
 	qj_eng_append_record(e, o);
 }
+
+void qj_eng_log_summary(struct qj_engine *e, const char *why, uint64_t now, bool kept,
+			unsigned continued, unsigned thawed)
+{
+	uint64_t usage = 0;
+	unsigned tasks = 0;
+	json_t *o;
+
+	if (!e->log)
+		return;
+	for (size_t i = 0; i < e->n_tasks; i++)
+		tasks += !e->tasks[i].gone;
+	(void)qj_cgroup_usage_usec(e->cg, NULL, &usage);
+	/* begin_ts: the kill log adds the one the daemon noted (qj_killlog_cycle_begin()). */
+	o = json_pack(
+		"{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "cycle",
+		(json_int_t)e->cycle, "action", "summary", "reason", why, "outcome",
+		e->quiesced_usec ? "quiesced" : "aborted", "quiesce_ms",
+		(json_int_t)(e->quiesced_usec ? (e->quiesced_usec - e->begin_usec) / 1000 : 0),
+		"window_ms", (json_int_t)((now - e->begin_usec) / 1000), "cpu_ms",
+		(json_int_t)(usage > e->jail_usage_begin ? (usage - e->jail_usage_begin) / 1000 :
+							   0),
+		"tasks", (int)tasks, "actions", (int)e->n_actions, "stopped",
+		(int)e->n_stopped_cycle, "killed", (int)e->n_killed, "continued", (int)continued,
+		"thawed", (int)thawed, "seen", (int)e->n_tasks);
+	if (o && kept && json_object_set_new(o, "kept", json_true()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	qj_eng_append_record(e, o);
+}

@@ -58,38 +58,6 @@ static unsigned restore_sweep(struct qj_engine *e)
 	return n;
 }
 
-static void write_summary(struct qj_engine *e, const char *why, uint64_t now, unsigned continued,
-			  unsigned thawed)
-{
-	json_t *o;
-	uint64_t usage = 0;
-	unsigned tasks = 0;
-	int r;
-
-	if (!e->log)
-		return;
-	for (size_t i = 0; i < e->n_tasks; i++)
-		tasks += !e->tasks[i].gone;
-	(void)qj_cgroup_usage_usec(e->cg, NULL, &usage);
-	o = json_pack(
-		"{s:I,s:s,s:s,s:s,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "cycle",
-		(json_int_t)e->cycle, "action", "summary", "reason", why ? why : "restore",
-		"outcome", e->quiesced_usec ? "quiesced" : "aborted", "quiesce_ms",
-		(json_int_t)(e->quiesced_usec ? (e->quiesced_usec - e->begin_usec) / 1000 : 0),
-		"window_ms", (json_int_t)((now - e->begin_usec) / 1000), "cpu_ms",
-		(json_int_t)(usage > e->jail_usage_begin ? (usage - e->jail_usage_begin) / 1000 :
-							   0),
-		"tasks", (int)tasks, "actions", (int)e->n_actions, "stopped",
-		(int)e->n_stopped_cycle, "killed", (int)e->n_killed, "continued", (int)continued,
-		"thawed", (int)thawed, "seen", (int)e->n_tasks);
-	if (!o)
-		return;
-	r = qj_killlog_append_json(e->log, o);
-	json_decref(o);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the kill log summary, ignoring: %m");
-}
-
 int qj_eng_restore(struct qj_engine *e, const char *why)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
@@ -140,13 +108,8 @@ int qj_eng_restore(struct qj_engine *e, const char *why)
 	r = qj_cgroup_set_idle(e->cg, false);
 	if (r < 0 && ret == 0)
 		ret = log_warning_errno(r, "Failed to restore the jail's CPU class: %m");
-	for (size_t i = 0; i < e->n_apps; i++)
-		if (e->apps[i].struck) {
-			e->apps[i].undo.strikes++;
-			e->strikes_dirty = true;
-			e->apps[i].struck = false;
-		}
-	write_summary(e, why, now, continued, thawed);
+	qj_eng_count_strikes(e);
+	qj_eng_log_summary(e, why ? why : "restore", now, false, continued, thawed);
 	/* Follow what this cycle acted on a while longer: deaths the resume brings. */
 	for (size_t i = 0; i < e->n_follows; i++)
 		if (e->follows[i].until_usec == USEC_INFINITY)

@@ -112,8 +112,12 @@ static void test_hold_timeout_expires(void **state)
 	json_t *j, *s;
 
 	assert_int_equal(qj_open(h->socket, &c), 0);
+	/*
+	 * Granted; not counted here, as a daemon starved for 100 ms (valgrind at load 2,000:
+	 * h1 on 077a0fb) has expired it before the count is asked.  Its statistics below
+	 * say it was held, for no less than its lease, and expired once.
+	 */
 	assert_int_equal(qj_hold(c, "short", "lease", 100 * 1000, 0), 0);
-	assert_int_equal(n_holds(h), 1);
 	/*
 	 * The bound is for a daemon starved on a loaded machine under valgrind (3 s was
 	 * missed at load 7,600), far past any scheduling delay; expiring is what is asserted.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* /proc parsers on fixture text, busy classification, exec matching. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -311,6 +312,41 @@ static void test_read_record_file(void **state)
 	assert_int_equal(strlen(text), sizeof(big));
 }
 
+/* A knob's integer read back exactly; junk, empty or overflowing is an error, never 0. */
+static void test_int64_file(void **state)
+{
+	static const char *const bad[] = { "",	      "\n",    "max\n",
+					   "12abc\n", "1 2\n", "99999999999999999999\n" };
+	char path[] = "/tmp/qj-knob-XXXXXX";
+	int64_t v = 0;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(qj_write_int64_file(path, -9223372036854775807LL - 1), 0);
+	assert_int_equal(qj_read_int64_file(path, &v), 0);
+	assert_true(v == INT64_MIN);
+	/* Kernel knobs need no truncation; a regular file does. */
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(qj_write_int64_file(path, 10000), 0);
+	assert_int_equal(qj_read_int64_file(path, &v), 0);
+	assert_true(v == 10000);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		assert_true(fputs(bad[i], f) >= 0);
+		assert_int_equal(fclose(f), 0);
+		v = 42;
+		assert_int_equal(qj_read_int64_file(path, &v), -EBADMSG);
+		assert_true(v == 42);
+	}
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(qj_read_int64_file(path, &v), -ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +361,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_policy_match_without_cmdline),
 		cmocka_unit_test(test_locks_parse),
 		cmocka_unit_test(test_read_record_file),
+		cmocka_unit_test(test_int64_file),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--sample-check") == 0)
