@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dirwalk.h"
 #include "escape.h"
 #include "killlog-read.h"
 #include "killlog.h"
@@ -102,55 +103,6 @@ static int open_log(struct qj_killlog *l)
 	return 0;
 }
 
-static bool trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
-/*
- * Opens the log's directory, creating it (0750) when missing, without
- * following a symlink in any component.  Every directory on the way must be
- * owned by root and not writable by group or others, except that an
- * intermediate one may be a sticky world-writable directory such as /tmp;
- * the log's own directory may not.
- */
-static int open_log_dir(const char *dir, int *ret_fd)
-{
-	_cleanup_free_ char *copy = strdup(dir);
-	_cleanup_close_ int fd = -EBADF;
-	char *comp, *save = NULL;
-	struct stat st;
-
-	if (!copy)
-		return -ENOMEM;
-	if (dir[0] != '/')
-		return -EINVAL;
-	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	for (comp = strtok_r(copy, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		int next;
-
-		if (fstat(fd, &st) < 0)
-			return negative_errno();
-		if (!trusted_owner(st.st_uid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX)))
-			return -EPERM;
-		if (mkdirat(fd, comp, 0750) < 0 && errno != EEXIST)
-			return negative_errno();
-		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0)
-			return errno == ENOTDIR ? -ELOOP : negative_errno();
-		(void)close(fd);
-		fd = next;
-	}
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (!trusted_owner(st.st_uid) || (st.st_mode & 0022))
-		return -EPERM;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
 /*
  * A restarted daemon (or one after a reboot, /run being gone) numbers cycles
  * on from the log: `qosjailctl log --cycle N` must not mix two cycles.  The
@@ -206,7 +158,7 @@ int qj_killlog_open(const char *path, uint64_t max_bytes, unsigned keep, struct 
 		qj_killlog_free(l);
 		return -ENOMEM;
 	}
-	r = open_log_dir(dirname(dir), &l->dir_fd);
+	r = qj_open_dir_walked(dirname(dir), QJ_WALK_CREATE | QJ_WALK_PRIVATE, &l->dir_fd);
 	if (r >= 0)
 		r = open_log(l);
 	if (r >= 0)

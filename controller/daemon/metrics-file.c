@@ -12,51 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirwalk.h"
 #include "metrics.h"
 #include "util.h"
-
-static bool trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
-/*
- * Walks @dir from / as the kill log's directory is walked: each component opened with
- * O_NOFOLLOW relative to the one before, and every directory passed through (not the
- * last) owned by root and not writable by group or others unless sticky.  Its owner, or
- * anyone who may write it, could otherwise swap the next component for a symlink, and
- * root would write into the directory it names (issue 24).
- */
-static int open_dir_walked(const char *dir, int *ret_fd)
-{
-	_cleanup_free_ char *copy = strdup(dir);
-	_cleanup_close_ int fd = -EBADF;
-	char *comp, *save = NULL;
-	struct stat st;
-
-	if (!copy)
-		return -ENOMEM;
-	if (dir[0] != '/')
-		return -EINVAL;
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	for (comp = strtok_r(copy, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		int next;
-
-		if (fstat(fd, &st) < 0)
-			return negative_errno();
-		if (!trusted_owner(st.st_uid) || ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX)))
-			return -EPERM;
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0)
-			return errno == ENOTDIR ? -ELOOP : negative_errno();
-		(void)close(fd);
-		fd = next;
-	}
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
 
 int qj_metrics_open_dir(const char *path, int *ret_dfd, char **ret_base)
 {
@@ -72,7 +30,7 @@ int qj_metrics_open_dir(const char *path, int *ret_dfd, char **ret_base)
 	if (!base)
 		return -ENOMEM;
 	slash[slash == dir] = '\0'; /* "/x" keeps "/" */
-	r = open_dir_walked(dir, ret_dfd);
+	r = qj_open_dir_walked(dir, QJ_WALK_READABLE, ret_dfd);
 	if (r < 0)
 		return r;
 	*ret_base = TAKE_PTR(base);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "dirwalk.h"
 #include "killlog-read.h"
 #include "killlog.h"
 #include "rfc3339.h"
@@ -314,6 +315,39 @@ static void test_killlog_refuses_untrusted_dir(void **state)
 	l = qj_killlog_free(l);
 }
 
+/*
+ * The walk both writers use (common/dirwalk.c): a readable fd when asked (the metrics
+ * file fsyncs its directory), an O_PATH one otherwise; the final directory's owner is
+ * checked only for a private one; a symlinked ancestor is refused either way.
+ */
+static void test_dir_walked(void **state)
+{
+	struct fixture *f = *state;
+	char sub[96], real[96];
+	int fd = -1;
+
+	snprintf(sub, sizeof(sub), "%s/sub", f->dir);
+	make_sub(f, 0750);
+	assert_int_equal(qj_open_dir_walked(sub, QJ_WALK_READABLE, &fd), 0);
+	assert_int_equal(fsync(fd), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(qj_open_dir_walked(sub, 0, &fd), 0);
+	assert_int_equal(fsync(fd), -1); /* O_PATH */
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(chown(sub, 65534, 65534), 0);
+	assert_int_equal(qj_open_dir_walked(sub, QJ_WALK_PRIVATE, &fd), -EPERM);
+	assert_int_equal(qj_open_dir_walked(sub, QJ_WALK_READABLE, &fd), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(chown(sub, 0, 0), 0);
+	snprintf(real, sizeof(real), "%s/real", f->dir);
+	assert_int_equal(rename(sub, real), 0);
+	assert_int_equal(symlink(real, sub), 0);
+	strcat(sub, "/x");
+	assert_int_equal(qj_open_dir_walked(sub, QJ_WALK_CREATE, &fd), -ELOOP);
+	assert_int_equal(access(sub, F_OK), -1);
+	assert_int_equal(qj_open_dir_walked("relative", 0, &fd), -EINVAL);
+}
+
 /* Rotation moves a symlink found in a rotation target, never writes through it. */
 static void test_killlog_rotation_symlink(void **state)
 {
@@ -574,6 +608,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killlog_refuses_untrusted_dir, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_rotation_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_walked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_reader_not_by_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_killlog_cuts_torn_tail_at_open, setup,
 						teardown),
