@@ -420,60 +420,6 @@ static int app_file(const struct qj_cgroup *c, const char *app, const char *name
 	return *ret ? 0 : -ENOMEM;
 }
 
-int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
-{
-	char taskdir[QJ_PROCFS_PATH_MAX];
-	int moved, r = 0;
-
-	if (!c->v1.cpu_path)
-		return 0;
-	qj_procfs_path(taskdir, sizeof(taskdir), "%d/task", pid);
-	/* v1 membership is per thread; threads created meanwhile: another pass. */
-	for (int pass = 0; pass < 3; pass++) {
-		_cleanup_free_ char *tasks = qj_cgv1_knob_path(&c->v1, app, "tasks");
-		pid_t *in = NULL;
-		size_t n_in = 0;
-		DIR *d;
-		struct dirent *de;
-
-		if (!tasks)
-			return -ENOMEM;
-		r = qj_cgroup_read_pids(tasks, &in, &n_in);
-		if (r < 0)
-			return r;
-		d = opendir(taskdir);
-		if (!d) {
-			free(in);
-			return errno == ENOENT ? -ESRCH : negative_errno();
-		}
-		moved = 0;
-		while ((de = readdir(d))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			bool have = false;
-
-			if (tid <= 0)
-				continue;
-			for (size_t i = 0; i < n_in && !have; i++)
-				have = in[i] == tid;
-			if (have)
-				continue;
-			r = qj_cgv1_attach(&c->v1, app, tid);
-			if (r == -ESRCH || r == -ENOENT)
-				continue; /* thread exited */
-			if (r < 0)
-				break;
-			moved++;
-		}
-		closedir(d);
-		free(in);
-		if (r < 0 && r != -ESRCH && r != -ENOENT)
-			return r;
-		if (moved == 0)
-			return 0;
-	}
-	return 0;
-}
-
 /* Does the text of /proc/PID/cgroup @s (cut up here) put its v1 cpu group in @app's? */
 static int v1_is_in(const struct qj_cgroup *c, const char *app, char *s)
 {
@@ -497,6 +443,67 @@ static int v1_is_in(const struct qj_cgroup *c, const char *app, char *s)
 		     tok = strtok_r(NULL, ",", &save))
 			if (strcmp(tok, "cpu") == 0)
 				return strcmp(cg, want) == 0;
+	}
+	return 0;
+}
+
+/*
+ * Is thread @tid of @pid in @app's v1 cpu group?  Its own /proc file: the group's
+ * tasks file lists every thread of the jail (O(n^2) over 10,000 placements).
+ */
+static int v1_thread_in(const struct qj_cgroup *c, const char *app, pid_t pid, pid_t tid)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[QJ_PROCFS_PATH_MAX];
+	int r;
+
+	qj_procfs_path(path, sizeof(path), "%d/task/%d/cgroup", pid, tid);
+	r = qj_read_record_file(path, &s);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return v1_is_in(c, app, s);
+}
+
+int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid)
+{
+	char taskdir[QJ_PROCFS_PATH_MAX];
+	int moved, r = 0;
+
+	if (!c->v1.cpu_path)
+		return 0;
+	qj_procfs_path(taskdir, sizeof(taskdir), "%d/task", pid);
+	/* v1 membership is per thread; threads created meanwhile: another pass. */
+	for (int pass = 0; pass < 3; pass++) {
+		DIR *d = opendir(taskdir);
+		struct dirent *de;
+
+		if (!d)
+			return errno == ENOENT ? -ESRCH : negative_errno();
+		moved = 0;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+
+			if (tid <= 0)
+				continue;
+			r = v1_thread_in(c, app, pid, tid);
+			if (r == -ESRCH)
+				continue; /* thread exited */
+			if (r < 0)
+				break;
+			if (r > 0)
+				continue;
+			r = qj_cgv1_attach(&c->v1, app, tid);
+			if (r == -ESRCH || r == -ENOENT)
+				continue; /* thread exited */
+			if (r < 0)
+				break;
+			moved++;
+		}
+		closedir(d);
+		if (r < 0 && r != -ESRCH && r != -ENOENT)
+			return r;
+		if (moved == 0)
+			return 0;
 	}
 	return 0;
 }
@@ -569,28 +576,18 @@ int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app)
 	return r < 0 ? r : v2_app_of(c, s, ret_app);
 }
 
-int qj_cgroup_task_groups(const struct qj_cgroup *c, pid_t pid, char **ret_app, bool *ret_v1_in)
+int qj_cgroup_app_v1_tids(const struct qj_cgroup *c, const char *app, pid_t **ret, size_t *ret_n)
 {
-	_cleanup_free_ char *s = NULL, *v1 = NULL, *app = NULL;
-	int r = read_pid_cgroup(pid, &s);
+	_cleanup_free_ char *tasks = NULL;
+	int r;
 
-	if (r < 0)
-		return r;
-	if (c->v1.cpu_path && !(v1 = strdup(s)))
+	if (!c->v1.cpu_path)
+		return 0;
+	tasks = qj_cgv1_knob_path(&c->v1, app, "tasks");
+	if (!tasks)
 		return -ENOMEM;
-	r = v2_app_of(c, s, &app);
-	if (r <= 0)
-		return r;
-	*ret_v1_in = true;
-	if (v1) {
-		int in = v1_is_in(c, app, v1);
-
-		if (in < 0)
-			return in;
-		*ret_v1_in = in;
-	}
-	*ret_app = TAKE_PTR(app);
-	return 1;
+	r = qj_cgroup_read_pids(tasks, ret, ret_n);
+	return r < 0 ? r : 1;
 }
 
 int qj_cgroup_freeze(struct qj_cgroup *c, const char *app, bool freeze)

@@ -53,12 +53,12 @@ int qj_cgroup_place_v1(struct qj_cgroup *c, const char *app, pid_t pid);
 /* 1 and the app (allocated) when @pid is in the jail, 0 when not. */
 int qj_cgroup_app_of_pid(const struct qj_cgroup *c, pid_t pid, char **ret_app);
 /*
- * qj_cgroup_app_of_pid() for a task being tracked, from one read of /proc/PID/cgroup
- * (10,000 tasks are tracked in one step): also whether its v1 cpu group is its app's
- * (hybrid layout; always true without v1 groups).  Tasks that entered the v2 group by
- * clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs did not enter the v1 one.
+ * The threads in @app's v1 cpu group (hybrid layout): 1 and its "tasks" file, or 0 without
+ * v1 groups (every task is in).  One read for 10,000 tasks tracked in one step: tasks that
+ * entered the v2 group by clone3(CLONE_INTO_CGROUP) or a write to cgroup.procs did not
+ * enter the v1 one.
  */
-int qj_cgroup_task_groups(const struct qj_cgroup *c, pid_t pid, char **ret_app, bool *ret_v1_in);
+int qj_cgroup_app_v1_tids(const struct qj_cgroup *c, const char *app, pid_t **ret, size_t *ret_n);
 
 /* Reads a cgroup.procs-like file of decimal ids (reads loop: 4096 bytes per read). */
 int qj_cgroup_read_pids(const char *file, pid_t **ret, size_t *ret_n);

@@ -306,8 +306,14 @@ void qj_eng_consents_free(struct qj_engine *e);
 /* qsort() order of the tracked tasks: by pid. */
 int qj_eng_cmp_task(const void *a, const void *b);
 struct task *qj_eng_find_task(struct qj_engine *e, pid_t pid);
-int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now,
-		    struct task *ret);
+/*
+ * Tracks @pid of @app through @pidfd (taken over, closed on failure), which the caller
+ * opened before it saw @pid in @app's cgroup.procs: the pidfd is the jailed process (a pid
+ * is not reused while its process lives).  @v1_in: its main thread is in @app's v1 cpu group.
+ * @keep_files: its /proc files are kept open (while fds are plenty).
+ */
+int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, int pidfd, bool v1_in,
+		    bool keep_files, uint64_t now, struct task *ret);
 int qj_eng_send_signal(struct task *t, int sig);
 /*
  * Reads @t's executable for its records, before the first action on it (a killed task

@@ -383,6 +383,146 @@ static void app_new_task(struct qj_engine *e, const char *app)
 		a->new_tasks++;
 }
 
+/* A pid of an app's first listing not tracked yet, with the pidfd opened before the second. */
+struct candidate {
+	pid_t pid;
+	int pidfd;
+	struct task *reused; /* the dead task whose pid it is, or NULL */
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const pid_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+static bool listed(const pid_t *v, size_t n, pid_t pid)
+{
+	return n && bsearch(&pid, v, n, sizeof(*v), cmp_pid);
+}
+
+/*
+ * The candidates of @app whose pid its cgroup.procs lists again after their pidfds were
+ * opened: each such pidfd is the jailed process (a pid is not reused while its process
+ * lives).  One listing for all of them, not a read of /proc/PID/cgroup each (10,000 at a
+ * quiesce's beginning); the same for the v1 cpu group's threads on a hybrid host.  Each
+ * one tracked goes to @added or replaces the dead task whose pid it reused.  Every
+ * candidate's pidfd is taken over (closed, or kept by its task).
+ */
+static int track_candidates(struct qj_engine *e, const char *app, struct candidate *c, size_t n,
+			    uint64_t now, struct task *added, size_t *n_added, int *untracked)
+{
+	_cleanup_free_ pid_t *procs = NULL, *v1 = NULL;
+	size_t n_procs = 0, n_v1 = 0, i = 0, kept = 0;
+	int r, v1r;
+
+	r = qj_cgroup_app_pids(e->cg, app, &procs, &n_procs);
+	if (r == -ENOENT)
+		r = 0; /* the group went away: none of them is in it */
+	/* 0: no v1 groups, every task is in; unreadable: placed as one not in it. */
+	v1r = r < 0 ? 0 : qj_cgroup_app_v1_tids(e->cg, app, &v1, &n_v1);
+	if (v1r == -ENOMEM)
+		r = v1r;
+	if (n_procs)
+		qsort(procs, n_procs, sizeof(*procs), cmp_pid);
+	if (n_v1)
+		qsort(v1, n_v1, sizeof(*v1), cmp_pid);
+	for (; i < n && r >= 0; i++) {
+		struct task t;
+
+		if (!listed(procs, n_procs, c[i].pid)) {
+			(void)close(c[i].pidfd); /* moved out, or exited and its pid reused */
+			continue;
+		}
+		/*
+		 * Its /proc files are kept while its pidfd is below half the fd limit,
+		 * counting the files kept before it in this batch (fds are allocated lowest
+		 * first): as when each pidfd was opened just before its files.
+		 */
+		r = qj_eng_add_task(e, app, c[i].pid, c[i].pidfd,
+				    v1r == 0 || (v1r > 0 && listed(v1, n_v1, c[i].pid)),
+				    (int64_t)c[i].pidfd + 2 * (int64_t)kept < e->keep_fds_below,
+				    now, &t);
+		if (r < 0 && r != -ENOMEM) {
+			r = untrackable(r, c[i].pid, app); /* logs each one */
+			*untracked = *untracked ?: r;
+			r = 0;
+			continue;
+		}
+		if (r < 0) {
+			i++; /* its pidfd was closed with it */
+			break;
+		}
+		kept += t.sample.fd >= 0;
+		if (c[i].reused) {
+			qj_eng_task_done(c[i].reused);
+			*c[i].reused = t;
+		} else {
+			added[(*n_added)++] = t;
+		}
+		app_new_task(e, app);
+	}
+	for (; i < n; i++)
+		(void)close(c[i].pidfd);
+	return r;
+}
+
+/*
+ * Lists @app's processes: those tracked are seen, the others' pidfds opened (candidates,
+ * checked by track_candidates()).  Grows @added for them.
+ */
+static int rescan_app(struct qj_engine *e, const char *app, uint64_t now, struct task **added,
+		      size_t *n_added, int *untracked)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	_cleanup_free_ struct candidate *c = NULL;
+	size_t k = 0, n = 0;
+	struct task *na;
+	int r;
+
+	r = qj_cgroup_app_pids(e->cg, app, &pids, &k);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	c = calloc(k ? k : 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++) {
+		struct task *t = qj_eng_find_task(e, pids[i]);
+		int fd;
+
+		if (t && !t->gone) {
+			t->seen = e->generation;
+			continue;
+		}
+		if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
+			/* Killed and still dying: the same process, not a new task. */
+			t->seen = e->generation;
+			continue;
+		}
+		/* A dead task's PID reused inside the jail: a new task in its place. */
+		fd = pidfd_open(pids[i], 0);
+		if (fd < 0) {
+			r = untrackable(negative_errno(), pids[i], app); /* logs each one */
+			*untracked = *untracked ?: r;
+			continue;
+		}
+		c[n++] = (struct candidate){ .pid = pids[i], .pidfd = fd, .reused = t };
+	}
+	if (n == 0)
+		return 0;
+	na = realloc(*added, (*n_added + n) * sizeof(*na));
+	if (!na) {
+		for (size_t i = 0; i < n; i++)
+			(void)close(c[i].pidfd);
+		return -ENOMEM;
+	}
+	*added = na;
+	return track_candidates(e, app, c, n, now, *added, n_added, untracked);
+}
+
 int qj_eng_rescan(struct qj_engine *e, uint64_t now)
 {
 	char **apps = NULL;
@@ -394,62 +534,8 @@ int qj_eng_rescan(struct qj_engine *e, uint64_t now)
 	r = qj_cgroup_list_apps(e->cg, &apps);
 	if (r < 0)
 		return r;
-	for (char **a = apps; *a && r >= 0; a++) {
-		pid_t *pids = NULL;
-		size_t k = 0;
-
-		r = qj_cgroup_app_pids(e->cg, *a, &pids, &k);
-		if (r == -ENOENT) {
-			r = 0;
-			continue;
-		}
-		for (size_t i = 0; i < k && r >= 0; i++) {
-			struct task *t = qj_eng_find_task(e, pids[i]);
-			struct task *na;
-
-			if (t && !t->gone) {
-				t->seen = e->generation;
-				continue;
-			}
-			if (t && t->killed_by_us && !qj_pidfd_exited(t->pidfd)) {
-				/* Killed and still dying: the same process, not a new task. */
-				t->seen = e->generation;
-				continue;
-			}
-			if (t) {
-				/* A dead task's PID reused inside the jail: a new task. */
-				struct task fresh;
-
-				r = qj_eng_add_task(e, *a, pids[i], now, &fresh);
-				if (r == 0) {
-					qj_eng_task_done(t);
-					*t = fresh;
-					app_new_task(e, *a);
-				} else if (r != -ENOMEM) {
-					r = untrackable(r, pids[i], *a); /* logs each one */
-					untracked = untracked ?: r;
-					r = 0;
-				}
-				continue;
-			}
-			na = realloc(added, (n_added + 1) * sizeof(*added));
-			if (!na) {
-				r = -ENOMEM;
-				break;
-			}
-			added = na;
-			r = qj_eng_add_task(e, *a, pids[i], now, &added[n_added]);
-			if (r == 0) {
-				n_added++;
-				app_new_task(e, *a);
-			} else if (r != -ENOMEM) {
-				r = untrackable(r, pids[i], *a); /* logs each one */
-				untracked = untracked ?: r;
-				r = 0;
-			}
-		}
-		free(pids);
-	}
+	for (char **a = apps; *a && r >= 0; a++)
+		r = rescan_app(e, *a, now, &added, &n_added, &untracked);
 	qj_strv_free(apps);
 
 	if (n_added > 0 && r >= 0) {

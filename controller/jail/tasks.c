@@ -135,28 +135,18 @@ void qj_eng_slack_restore(struct qj_engine *e, struct task *t)
 	free(tids);
 }
 
-int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t now, struct task *ret)
+int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, int pidfd, bool v1_in,
+		    bool keep_files, uint64_t now, struct task *ret)
 {
-	_cleanup_free_ char *in_app = NULL;
 	struct qj_proc_stat st;
 	struct qj_proc_status ps;
-	struct task t = { .pid = pid, .pidfd = -EBADF, .ladder.rung = -1, .sample.fd = -EBADF };
-	bool v1_in = true;
+	struct task t = { .pid = pid,
+			  .pidfd = pidfd,
+			  .ladder.rung = -1,
+			  .sample.fd = -EBADF,
+			  .sample.status_fd = -EBADF };
 	int r;
 
-	t.pidfd = pidfd_open(pid, 0);
-	if (t.pidfd < 0)
-		return negative_errno();
-	/*
-	 * The pid came from cgroup.procs; it may have been reused since.  Check
-	 * membership after pidfd_open: if it is in the jail now, the pidfd is
-	 * the jailed process (alive, so the pid cannot have moved on).
-	 */
-	r = qj_cgroup_task_groups(e->cg, pid, &in_app, &v1_in);
-	if (r <= 0 || strcmp(in_app, app) != 0) {
-		r = r < 0 ? r : -ESRCH;
-		goto fail;
-	}
 	/*
 	 * Tasks that entered the v2 group without us (clone3 into the group by
 	 * `qosjailctl run`, a direct write of cgroup.procs) are not in the v1 cpu
@@ -183,7 +173,7 @@ int qj_eng_add_task(struct qj_engine *e, const char *app, pid_t pid, uint64_t no
 	t.catches_sigxcpu = ps.sigcgt & (1ULL << (SIGXCPU - 1));
 	t.consents = qj_eng_consented(e, pid, st.start_time);
 	/* Its /proc files kept open while fds are plenty; the pidfd is never given up. */
-	r = qj_sample_open(&t.sample, pid, t.pidfd < e->keep_fds_below);
+	r = qj_sample_open(&t.sample, pid, keep_files);
 	if (r < 0)
 		goto fail;
 	r = qj_sample_restart_status(&t.sample, &st, &ps, now);

@@ -5,7 +5,9 @@
  * peer").  Several trusted processes connect, hold, release and disconnect in a loop
  * while the daemon quiesces a jailed spinner, "suspends" (dry run), resumes or keeps
  * the jail (dark wakes), and a jailed app keeps asking for a hold of its own (the
- * wake-lock hog, deferred while the jail is quiesced).  Every trusted call must be
+ * wake-lock hog, deferred while the jail is quiesced), and a fork-hopper's short-lived
+ * processes exit as the engine tracks them (an untracked one closed the daemon's fd 0,
+ * then whatever took fd 0: a trusted client's socket).  Every trusted call must be
  * answered: no reset, no error.
  */
 #include <errno.h>
@@ -50,7 +52,9 @@
 	"  - name: busy\n"                            \
 	"    match: { exe: \"/nonexistent/busy\" }\n" \
 	"  - name: hog\n"                             \
-	"    match: { exe: \"/nonexistent/hog\" }\n"
+	"    match: { exe: \"/nonexistent/hog\" }\n"  \
+	"  - name: hopper\n"                          \
+	"    match: { exe: \"/nonexistent/hopper\" }\n"
 
 static int setup_keep(void **state)
 {
@@ -116,6 +120,8 @@ static void run_churn(struct harness *h)
 		 "while :; do %s --socket %s hold --name hog --why never -- sleep 1; done", ctl,
 		 h->socket);
 	spawn(c, "hog", hog);
+	/* Short-lived processes: some exit between the jail's listing and their tracking. */
+	spawn(c, "hopper", "while :; do for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait; done");
 	before = harness_wait_int(h, "cycle", 0, 0);
 	for (int i = 0; i < CLIENTS; i++) {
 		kids[i] = fork();

@@ -567,6 +567,31 @@ static void test_step_waits_for_first_window(void **state)
 	assert_true(kid_waited(k, WSTOPPED));
 }
 
+/*
+ * A listed task that cannot be tracked (its stat unreadable: it exited meanwhile) closes
+ * its own fds only: its sample's status fd was 0 until opened, and fd 0 was closed.
+ */
+static void test_untracked_task_keeps_fd0(void **state)
+{
+	struct fixture *f = *state;
+	struct kid *k = kid_new(f, "a");
+	int saved = dup(0), nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct stat before, after;
+	char path[PATH_MAX];
+
+	assert_true(saved >= 0 && nul >= 0);
+	assert_int_equal(dup2(nul, 0), 0);
+	assert_int_equal(fstat(0, &before), 0);
+	snprintf(path, sizeof(path), "%s/%d/stat", f->proc, k->pid);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, T0), 0);
+	assert_int_equal(fstat(0, &after), 0);
+	assert_true(after.st_dev == before.st_dev && after.st_ino == before.st_ino);
+	assert_int_equal(dup2(saved, 0), 0);
+	(void)close(saved);
+	(void)close(nul);
+}
+
 /* Continued by another process: the task's own ladder goes on to SIGTERM. */
 static void test_task_continued_escalates(void **state)
 {
@@ -845,6 +870,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_file_synced_for_strikes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_step_waits_for_first_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untracked_task_keeps_fd0, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_exiting_not_continued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
