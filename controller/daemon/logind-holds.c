@@ -15,7 +15,6 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
-#include "daemon-internal.h"
 #include "engine.h"
 #include "holds.h"
 #include "log.h"
@@ -60,7 +59,7 @@ static int hold_take(struct qj_logind *b, uint64_t conn, const char *name, const
 		fclose(f);
 	}
 	copy_utf8(why, sizeof(why), reason[0] ? reason : "(no reason given)");
-	return qj_holds_acquire(b->d->holds, conn, name, why, &owner, 0, qj_daemon_now());
+	return qj_holds_acquire(b->h.holds, conn, name, why, &owner, 0, now_usec(CLOCK_MONOTONIC));
 }
 
 static bool uid_listed(const struct qj_principals *pr, uid_t uid)
@@ -107,10 +106,10 @@ static int inhibitor_app(struct qj_logind *b, struct qj_lgi_inhibitor *i, const 
 	if (i->pidfd < 0 && i->pidfd != -ENOSYS)
 		return i->pidfd; /* cannot pin it now (out of fds): unknown, asked again */
 	/* As qj_daemon_pid_app(), not called: this file imports nothing of daemon.c. */
-	if (b->d->engine)
-		r = qj_engine_app_of_pid(b->d->engine, i->pid, &app);
+	if (b->h.engine)
+		r = qj_engine_app_of_pid(b->h.engine, i->pid, &app);
 	else
-		r = b->d->membership ? b->d->membership(0, i->pid, &app) : 0;
+		r = b->h.membership ? b->h.membership(0, i->pid, &app) : 0;
 	if (i->pidfd >= 0 && qj_pidfd_exited(i->pidfd)) {
 		i->app_final = true;
 		close(i->pidfd);
@@ -131,7 +130,7 @@ static bool counts(struct qj_logind *b, struct qj_lgi_inhibitor *i)
 	const char *app = "";
 	int r;
 
-	if (!uid_listed(&b->d->policy->logind_inhibitors, i->uid)) {
+	if (!uid_listed(&(*b->h.policy)->logind_inhibitors, i->uid)) {
 		if (i->conn || !i->decided)
 			log_info("logind inhibitor '%s' (%s) of pid %d uid %u does not count: uid "
 				 "not in logind.inhibitors of the policy",
@@ -159,7 +158,7 @@ static int take(struct qj_logind *b, struct qj_lgi_inhibitor *i)
 	int r;
 
 	if (i->uid != 0 &&
-	    qj_holds_count_uid(b->d->holds, i->uid) >= b->d->policy->max_holds_per_uid)
+	    qj_holds_count_uid(b->h.holds, i->uid) >= (*b->h.policy)->max_holds_per_uid)
 		return -EDQUOT;
 	r = hold_take(b, conn, i->name, i->why, i->uid, i->pid);
 	if (r < 0)
@@ -180,7 +179,7 @@ static bool apply(struct qj_logind *b, struct qj_lgi_inhibitor *i)
 		i->pending = false;
 		if (c || !i->conn)
 			return false;
-		(void)qj_holds_release(b->d->holds, i->conn, i->name, qj_daemon_now());
+		(void)qj_holds_release(b->h.holds, i->conn, i->name, now_usec(CLOCK_MONOTONIC));
 		i->conn = 0;
 		return true;
 	}
@@ -223,8 +222,8 @@ bool qj_lgi_update_failclosed(struct qj_logind *b)
 			 b->n_pending);
 	else {
 		if (b->failclosed)
-			(void)qj_holds_release(b->d->holds, CONN_BASE, FAILCLOSED_HOLD,
-					       qj_daemon_now());
+			(void)qj_holds_release(b->h.holds, CONN_BASE, FAILCLOSED_HOLD,
+					       now_usec(CLOCK_MONOTONIC));
 		b->failclosed = false;
 		return was;
 	}
@@ -263,7 +262,7 @@ static void schedule_pending(struct qj_logind *b, size_t was)
 							PENDING_RETRY_INITIAL_USEC;
 	if (b->pending_retry_usec > PENDING_RETRY_MAX_USEC)
 		b->pending_retry_usec = PENDING_RETRY_MAX_USEC;
-	b->pending_at_usec = qj_daemon_now() + b->pending_retry_usec;
+	b->pending_at_usec = now_usec(CLOCK_MONOTONIC) + b->pending_retry_usec;
 }
 
 bool qj_lgi_apply_all(struct qj_logind *b)
@@ -286,7 +285,7 @@ static void inhibitor_drop(struct qj_logind *b, size_t k)
 	struct qj_lgi_inhibitor *i = &b->v[k];
 
 	if (i->conn)
-		(void)qj_holds_release(b->d->holds, i->conn, i->name, qj_daemon_now());
+		(void)qj_holds_release(b->h.holds, i->conn, i->name, now_usec(CLOCK_MONOTONIC));
 	if (i->pidfd >= 0)
 		close(i->pidfd);
 	free(i->who);

@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "daemon-internal.h"
 #include "holds.h"
+#include "logind.h"
+#include "loop.h"
 #include "policy.h"
 
 typedef struct sd_bus sd_bus;
@@ -44,8 +45,9 @@ struct qj_lgi_inhibitor {
 };
 
 struct qj_logind {
-	struct fd_source src;
-	struct qj_daemon *d;
+	struct qj_event_source source; /* the bus's fd */
+	int fd;
+	struct qj_logind_handles h;
 	sd_bus *bus;
 	sd_bus_slot *list_slot; /* ListInhibitors in flight */
 	bool relist; /* a change came while the list was in flight */
@@ -54,7 +56,7 @@ struct qj_logind {
 	uint64_t n_forged; /* signals refused for their sender */
 	uint64_t retry_usec, retry_at_usec; /* the retry of a failed list */
 	uint64_t away_since_usec, away_until_usec; /* logind left: USEC_INFINITY when here */
-	uint64_t app_gen;
+	uint64_t app_gen; /* the app generation its decisions were made at */
 
 	/* logind-holds.c */
 	struct qj_lgi_inhibitor *v;

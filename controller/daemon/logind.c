@@ -7,15 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
-#include "daemon-internal.h"
 #include "holds.h"
 #include "log.h"
 #include "logind-internal.h"
 #include "logind.h"
+#include "loop.h"
 #include "policy.h"
 #include "util.h"
 
@@ -27,9 +28,14 @@
 #define RETRY_INITIAL_USEC (1 * USEC_PER_SEC)
 #define RETRY_MAX_USEC (60 * USEC_PER_SEC)
 
+static void holds_changed(struct qj_logind *b)
+{
+	qj_loop_post(b->h.loop, b->h.holds_changed);
+}
+
+/* EPOLLOUT while sd-bus has something to write (EPOLLIN always: it reads whenever it may). */
 static void update_events(struct qj_logind *b)
 {
-	struct epoll_event ev = { .data.ptr = &b->src.source };
 	int e;
 
 	if (!b->bus)
@@ -37,8 +43,7 @@ static void update_events(struct qj_logind *b)
 	e = sd_bus_get_events(b->bus);
 	if (e < 0)
 		return;
-	ev.events = (e & POLLIN ? EPOLLIN : 0) | (e & POLLOUT ? EPOLLOUT : 0);
-	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_MOD, b->src.fd, &ev);
+	(void)qj_loop_mod(b->h.loop, &b->source, b->fd, e & POLLOUT ? EPOLLOUT : 0);
 }
 
 /*
@@ -86,11 +91,11 @@ static void set_unknown(struct qj_logind *b, bool unknown, const char *why)
 
 void qj_logind_recheck(struct qj_logind *b, bool force)
 {
-	if (!b || (!force && b->app_gen == b->d->app_gen))
+	if (!b || (!force && b->app_gen == *b->h.app_gen))
 		return;
-	b->app_gen = b->d->app_gen;
+	b->app_gen = *b->h.app_gen;
 	if (qj_lgi_apply_all(b))
-		qj_daemon_holds_changed(b->d);
+		holds_changed(b);
 }
 
 /* Whether @what (colon-separated, as logind lists it) names "sleep". */
@@ -122,7 +127,7 @@ static bool away(const struct qj_logind *b)
  */
 static void logind_left(struct qj_logind *b)
 {
-	uint64_t max = b->d->policy->logind_absent_max_usec, t = qj_daemon_now();
+	uint64_t max = (*b->h.policy)->logind_absent_max_usec, t = now_usec(CLOCK_MONOTONIC);
 	size_t n = 0;
 
 	b->logind_present = false;
@@ -137,7 +142,7 @@ static void logind_left(struct qj_logind *b)
 			 "(logind.absent_max is 0)",
 			 n);
 		if (n > 0)
-			qj_daemon_holds_changed(b->d);
+			holds_changed(b);
 		return;
 	}
 	b->away_since_usec = t;
@@ -147,19 +152,19 @@ static void logind_left(struct qj_logind *b)
 		   " s (logind.absent_max)",
 		   n, (uint64_t)(max / USEC_PER_SEC));
 	if (qj_lgi_update_failclosed(b))
-		qj_daemon_holds_changed(b->d);
+		holds_changed(b);
 }
 
 static void away_expired(struct qj_logind *b)
 {
-	uint64_t t = qj_daemon_now() - b->away_since_usec;
+	uint64_t t = now_usec(CLOCK_MONOTONIC) - b->away_since_usec;
 	size_t n = qj_lgi_drop_all(b);
 
 	log_warning("logind: away from the system bus for %" PRIu64 " s (logind.absent_max): "
 		    "%zu hold(s) for its inhibitors dropped; they are listed again when it is back",
 		    (uint64_t)(t / USEC_PER_SEC), n);
 	if (n > 0)
-		qj_daemon_holds_changed(b->d);
+		holds_changed(b);
 }
 
 static void list_failed(struct qj_logind *b, int r, const char *what)
@@ -170,14 +175,14 @@ static void list_failed(struct qj_logind *b, int r, const char *what)
 	b->retry_usec = b->retry_usec ? b->retry_usec * 2 : RETRY_INITIAL_USEC;
 	if (b->retry_usec > RETRY_MAX_USEC)
 		b->retry_usec = RETRY_MAX_USEC;
-	b->retry_at_usec = qj_daemon_now() + b->retry_usec;
+	b->retry_at_usec = now_usec(CLOCK_MONOTONIC) + b->retry_usec;
 	snprintf(why, sizeof(why), "ListInhibitors failed (%s): the inhibitors are unknown", what);
 	log_warning("logind: %s; holding the system awake, retrying in %" PRIu64 " s", why,
 		    (uint64_t)(b->retry_usec / USEC_PER_SEC));
 	(void)r;
 	set_unknown(b, true, why);
 	(void)qj_lgi_update_failclosed(b);
-	qj_daemon_holds_changed(b->d);
+	holds_changed(b);
 }
 
 static bool is_absent_error(const sd_bus_error *e)
@@ -207,7 +212,7 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 		b->retry_usec = 0;
 		b->retry_at_usec = USEC_INFINITY;
 		if (qj_lgi_drop_all(b) > 0)
-			qj_daemon_holds_changed(b->d);
+			holds_changed(b);
 		return 0;
 	}
 	if (e) {
@@ -240,10 +245,10 @@ static int on_list_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 	b->away_until_usec = USEC_INFINITY;
 	b->retry_usec = 0;
 	b->retry_at_usec = USEC_INFINITY;
-	b->app_gen = b->d->app_gen;
+	b->app_gen = *b->h.app_gen;
 	set_unknown(b, false, NULL);
 	(void)qj_lgi_apply_all(b);
-	qj_daemon_holds_changed(b->d);
+	holds_changed(b);
 	if (b->relist) {
 		b->relist = false;
 		(void)request_list(b);
@@ -332,7 +337,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 		/* Back: from here on its list decides, failing closed until it answers. */
 		log_info("logind: back on the system bus after %" PRIu64 " ms, listing its "
 			 "inhibitors",
-			 (uint64_t)((qj_daemon_now() - b->away_since_usec) / USEC_PER_MSEC));
+			 (uint64_t)((now_usec(CLOCK_MONOTONIC) - b->away_since_usec) /
+				    USEC_PER_MSEC));
 		b->away_until_usec = USEC_INFINITY;
 		set_unknown(b, true, "logind is back on the system bus: listing its inhibitors");
 		(void)qj_lgi_update_failclosed(b);
@@ -355,12 +361,12 @@ static void bus_lost(struct qj_logind *b, int r)
 			  "logind: the system bus connection is gone (%m): %zu inhibitor "
 			  "hold(s) dropped; the bridge stays off until the policy is reloaded",
 			  n);
-	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
+	qj_loop_del(b->h.loop, b->fd);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	b->bus = sd_bus_flush_close_unref(b->bus);
 	b->retry_at_usec = USEC_INFINITY;
 	if (n > 0)
-		qj_daemon_holds_changed(b->d);
+		holds_changed(b);
 }
 
 static void process(struct qj_logind *b)
@@ -381,7 +387,7 @@ static void process(struct qj_logind *b)
 
 static void on_bus(struct qj_event_source *s, uint32_t events)
 {
-	process(((struct fd_source *)s)->d->logind);
+	process((struct qj_logind *)((char *)s - offsetof(struct qj_logind, source)));
 }
 
 bool qj_logind_connected(const struct qj_logind *b)
@@ -415,23 +421,21 @@ void qj_logind_on_timer(struct qj_logind *b, uint64_t now_usec)
 	if (b->pending_at_usec <= now_usec) {
 		b->pending_at_usec = USEC_INFINITY;
 		if (qj_lgi_apply_all(b))
-			qj_daemon_holds_changed(b->d);
+			holds_changed(b);
 	}
 	process(b);
 }
 
-int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret)
+int qj_logind_new(const struct qj_logind_handles *h, struct qj_logind **ret)
 {
 	struct qj_logind *b = calloc(1, sizeof(*b));
-	struct epoll_event ev = { .events = EPOLLIN };
 	int r;
 
 	if (!b)
 		return -ENOMEM;
-	b->d = d;
-	b->src.fd = -EBADF;
-	b->src.d = d;
-	b->src.source.dispatch = on_bus;
+	b->h = *h;
+	b->fd = -EBADF;
+	b->source.dispatch = on_bus;
 	b->retry_at_usec = USEC_INFINITY;
 	b->away_until_usec = USEC_INFINITY;
 	b->pending_at_usec = USEC_INFINITY;
@@ -445,14 +449,11 @@ int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret)
 					      "/org/freedesktop/DBus", "org.freedesktop.DBus",
 					      "NameOwnerChanged", on_name_owner_changed, NULL, b);
 	if (r >= 0) {
-		b->src.fd = sd_bus_get_fd(b->bus);
-		ev.data.ptr = &b->src.source;
-		r = b->src.fd < 0						      ? b->src.fd :
-		    epoll_ctl(qj_loop_fd(d->loop), EPOLL_CTL_ADD, b->src.fd, &ev) < 0 ? -errno :
-											0;
+		b->fd = sd_bus_get_fd(b->bus);
+		r = b->fd < 0 ? b->fd : qj_loop_add(b->h.loop, &b->source, b->fd, 0);
 	}
 	if (r < 0) {
-		b->src.fd = -EBADF;
+		b->fd = -EBADF;
 		qj_logind_free(b);
 		return r;
 	}
@@ -474,8 +475,8 @@ struct qj_logind *qj_logind_free(struct qj_logind *b)
 		return NULL;
 	(void)qj_lgi_drop_all(b);
 	free(b->v);
-	if (b->bus && b->src.fd >= 0)
-		(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
+	if (b->bus && b->fd >= 0)
+		qj_loop_del(b->h.loop, b->fd);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	sd_bus_flush_close_unref(b->bus);
 	free(b->owner);

@@ -14,16 +14,38 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-struct qj_daemon;
+struct qj_engine;
+struct qj_holds;
 struct qj_logind;
+struct qj_loop;
+struct qj_loop_work;
+struct qj_policy;
+
+/*
+ * What the bridge is handed instead of the daemon: the loop it registers its bus on, the
+ * hold table its inhibitors go into, the work it posts when the hold count changed, and
+ * where it reads the running policy (a reload swaps it) and the app generation (bumped
+ * whenever jail membership may have changed).  Jail membership of a pid is the engine's,
+ * else @membership's (a daemon without its engine), else "not jailed".
+ */
+struct qj_logind_handles {
+	struct qj_loop *loop;
+	struct qj_holds *holds;
+	struct qj_loop_work *holds_changed;
+	struct qj_policy *const *policy;
+	const uint64_t *app_gen;
+	struct qj_engine *engine;
+	int (*membership)(uint64_t client_id, pid_t pid, const char **ret_app);
+};
 
 /*
  * Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS, else the default socket) and
- * registers with the daemon's epoll set.  Returns 0, or a negative errno when there is
- * no bus (the caller logs one line and runs without a bridge).
+ * registers with the loop.  Returns 0, or a negative errno when there is no bus (the
+ * caller logs one line and runs without a bridge).
  */
-int qj_logind_new(struct qj_daemon *d, struct qj_logind **ret);
+int qj_logind_new(const struct qj_logind_handles *h, struct qj_logind **ret);
 /* Drops the bridge's holds (without telling the cycle) and disconnects. */
 struct qj_logind *qj_logind_free(struct qj_logind *b);
 

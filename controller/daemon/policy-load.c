@@ -101,7 +101,14 @@ void qj_daemon_logind_follow_policy(struct qj_daemon *d)
 	}
 	if (!d->policy->logind_bridge)
 		return;
-	r = qj_logind_new(d, &d->logind);
+	r = qj_logind_new(&(struct qj_logind_handles){ .loop = d->loop,
+						       .holds = d->holds,
+						       .holds_changed = &d->holds_work,
+						       .policy = &d->policy,
+						       .app_gen = &d->app_gen,
+						       .engine = d->engine,
+						       .membership = d->membership },
+			  &d->logind);
 	if (r < 0)
 		log_info_errno(r, "logind bridge off: no system bus (%m); logind's inhibitors are "
 				  "not followed");
