@@ -13,16 +13,17 @@
 
 #include "cycle.h"
 #include "daemon.h"
+#include "explain.h"
 #include "ipc.h"
 #include "loop.h"
 #include "notify.h"
 #include "metrics.h"
 #include "policy.h"
 #include "proto.h"
+#include "reply.h"
 #include "util.h"
 
 struct qj_engine;
-struct qj_explain_pending;
 struct qj_events;
 struct qj_holds;
 struct qj_killlog;
@@ -67,7 +68,7 @@ struct qj_daemon {
 	struct fd_source procmon_src;
 	struct fd_source watchdog_src; /* WATCHDOG=1 every half WatchdogSec=; -EBADF: none */
 	struct fd_source procread_src; /* answers of cmdline reads done off the loop thread */
-	struct qj_explain_pending *explains; /* explain requests waiting for a cmdline */
+	struct qj_explainer explainer; /* explain requests: what they read, those waiting */
 	json_t *waiters_cache; /* status's waiting_on_jail, made at waiters_usec */
 	uint64_t waiters_usec;
 	uint64_t interrupt_resend_usec;
@@ -149,14 +150,6 @@ int qj_daemon_pid_app(struct qj_daemon *d, pid_t pid, const char **ret_app);
 /* requests.c: the IPC server's callbacks, and the hold requests deferred by a quiesce. */
 extern const struct qj_ipc_ops qj_daemon_ipc_ops;
 void qj_daemon_process_deferred(struct qj_daemon *d);
-/*
- * reply.c: sends @msg (taken; NULL: out of memory, @c is disconnected) with @pass_fd
- * (-1: none); one too large gets an error reply instead.
- */
-void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg, int pass_fd);
-void qj_daemon_reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* listings.c: the read-only listings' handlers (the op table's rows in requests.c). */
 void qj_listing_status(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 		       bool *ret_deferred);
@@ -174,14 +167,6 @@ void qj_cycle_op_subscribe(struct qj_daemon *d, struct qj_ipc_client *c, struct 
 			   bool *ret_deferred);
 void qj_cycle_op_ready(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 		       bool *ret_deferred);
-
-/*
- * explain.c: the explain request.  Access is checked before anything is read for the
- * caller; a cmdline is read off the loop thread while @c waits (paused).
- */
-void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid);
-/* @c is going: its explain waiting for a read is dropped. */
-void qj_daemon_explain_forget(struct qj_daemon *d, struct qj_ipc_client *c);
 
 /*
  * waiting.c: trusted work waiting on the jail (flock/fcntl locks its processes hold,

@@ -592,6 +592,7 @@ int qj_daemon_new(const struct qj_daemon_config *cfg, struct qj_daemon **ret)
 			goto fail;
 	}
 
+	d->explainer = (struct qj_explainer){ .engine = d->engine, .policy = &d->policy };
 	r = make_parent_dir(cfg->socket_path);
 	if (r >= 0)
 		r = qj_ipc_new(qj_loop_fd(d->loop), cfg->socket_path, &qj_daemon_ipc_ops, d,

@@ -15,18 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon-internal.h"
 #include "engine.h"
 #include "escape.h"
+#include "explain.h"
+#include "ipc.h"
 #include "ladder.h"
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
+#include "reply.h"
 #include "util.h"
+#include "waiting.h"
 
 /* An explain waiting for the target's cmdline. */
 struct qj_explain_pending {
-	struct qj_daemon *d;
+	struct qj_explainer *x;
 	struct qj_ipc_client *c; /* valid until on_disconnect: qj_daemon_explain_forget() */
 	pid_t pid;
 	uint64_t read_id;
@@ -100,9 +103,10 @@ static void escape_proc_names(char *comm, size_t size, char **exe)
 	}
 }
 
-static void explain_reply(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+static void explain_reply(const struct qj_explainer *ex, struct qj_ipc_client *c, pid_t pid,
 			  const struct qj_engine_explain *x, const char *unread)
 {
+	const struct qj_policy *p = *ex->policy;
 	_cleanup_free_ char *exe = NULL;
 	struct qj_proc_stat st;
 	char why[384];
@@ -120,37 +124,37 @@ static void explain_reply(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pi
 			  (json_int_t)x->uid, "jailed", x->jailed, "app", x->app[0] ? x->app : NULL,
 			  "trust", x->policy_app ? qj_trust_to_string(x->policy_app->trust) : NULL,
 			  "exempt", x->policy_app && x->policy_app->exempt, "why", why, "strikes",
-			  (json_int_t)x->strikes, "ladder", explain_ladder(d->policy, x), "cycle",
+			  (json_int_t)x->strikes, "ladder", explain_ladder(p, x), "cycle",
 			  "quiescing", x->quiescing, "tracked", x->tracked, "activity",
 			  x->tracked ? qj_task_activity_to_string(x->activity) : NULL, "rung",
-			  x->tracked && x->rung >= 0 ? d->policy->rungs[x->rung].name : NULL,
+			  x->tracked && x->rung >= 0 ? p->rungs[x->rung].name : NULL,
 			  "stopped_by_qosjail", x->stopped_by_us, "frozen", x->frozen, "holding",
 			  x->holding[0] ? qj_json_string_escaped(x->holding) : json_null(),
-			  "waiting_on_jail", qj_daemon_waiters_json(d, pid)),
+			  "waiting_on_jail", qj_waiters_json(ex->engine, pid)),
 		-1);
 }
 
 /* Explains from what the engine read now; @unread: why the cmdline is not known (or NULL). */
-static void explain_now(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+static void explain_now(struct qj_explainer *ex, struct qj_ipc_client *c, pid_t pid,
 			const char *cmdline, const char *unread)
 {
 	struct qj_engine_explain x;
 	char msg[64];
 	int r;
 
-	r = qj_engine_explain(d->engine, pid, cmdline, &x);
+	r = qj_engine_explain(ex->engine, pid, cmdline, &x);
 	if (r < 0) {
 		snprintf(msg, sizeof(msg),
 			 r == -ESRCH ? "no process %d" : "cannot inspect process %d", pid);
 		qj_daemon_reply_error(c, r, "%s", msg);
 		return;
 	}
-	explain_reply(d, c, pid, &x, unread);
+	explain_reply(ex, c, pid, &x, unread);
 }
 
-static void unlink_pending(struct qj_daemon *d, struct qj_explain_pending *p)
+static void unlink_pending(struct qj_explainer *ex, struct qj_explain_pending *p)
 {
-	for (struct qj_explain_pending **q = &d->explains; *q; q = &(*q)->next)
+	for (struct qj_explain_pending **q = &ex->pending; *q; q = &(*q)->next)
 		if (*q == p) {
 			*q = p->next;
 			return;
@@ -160,21 +164,21 @@ static void unlink_pending(struct qj_daemon *d, struct qj_explain_pending *p)
 static void on_cmdline(int r, const char *cmdline, void *userdata)
 {
 	struct qj_explain_pending *p = userdata;
-	struct qj_daemon *d = p->d;
+	struct qj_explainer *ex = p->x;
 
-	unlink_pending(d, p);
+	unlink_pending(ex, p);
 	if (r != -ECANCELED) { /* cancelled: the client left, or the daemon exits */
 		qj_ipc_pause(p->c, false);
 		if (r == -ESRCH)
 			qj_daemon_reply_error(p->c, r, "no process %d", p->pid);
 		else
-			explain_now(d, p->c, p->pid, r == 0 ? cmdline : NULL,
+			explain_now(ex, p->c, p->pid, r == 0 ? cmdline : NULL,
 				    r == -ETIMEDOUT ? "the read is stuck" : strerror(-r));
 	}
 	free(p);
 }
 
-void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
+void qj_explainer_request(struct qj_explainer *ex, struct qj_ipc_client *c, pid_t pid)
 {
 	struct qj_explain_pending *p;
 	struct qj_engine_explain x;
@@ -182,7 +186,7 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 	char msg[128];
 	int r;
 
-	if (!d->engine) {
+	if (!ex->engine) {
 		qj_daemon_reply_error(c, -EOPNOTSUPP,
 				      "no jail: the daemon runs without its engine");
 		return;
@@ -197,7 +201,7 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 	}
 	/* What /proc/PID/exe would tell the peer itself: root, the owner, or log readers. */
 	if (c->uid != 0 && c->uid != ps.uid &&
-	    !qj_principals_allow(&d->policy->access_logs, c->uid, c->groups, c->n_groups)) {
+	    !qj_principals_allow(&(*ex->policy)->access_logs, c->uid, c->groups, c->n_groups)) {
 		log_notice("Refused explain of pid %d to pid %d uid %d (%s)", pid, c->pid, c->uid,
 			   c->comm);
 		snprintf(msg, sizeof(msg),
@@ -206,9 +210,9 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 		qj_daemon_reply_error(c, -EPERM, "%s", msg);
 		return;
 	}
-	r = qj_engine_explain(d->engine, pid, NULL, &x);
+	r = qj_engine_explain(ex->engine, pid, NULL, &x);
 	if (r < 0 || !x.cmdline_unknown) {
-		explain_now(d, c, pid, NULL, NULL);
+		explain_now(ex, c, pid, NULL, NULL);
 		return;
 	}
 	/* The policy needs its cmdline: read off the loop; this client waits for it. */
@@ -217,25 +221,25 @@ void qj_daemon_explain(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid)
 		qj_daemon_reply_error(c, -ENOMEM, "out of memory");
 		return;
 	}
-	*p = (struct qj_explain_pending){ .d = d, .c = c, .pid = pid };
-	r = qj_engine_read_cmdline(d->engine, pid, ps.uid, on_cmdline, p, &p->read_id);
+	*p = (struct qj_explain_pending){ .x = ex, .c = c, .pid = pid };
+	r = qj_engine_read_cmdline(ex->engine, pid, ps.uid, on_cmdline, p, &p->read_id);
 	if (r < 0) {
 		free(p);
-		explain_now(d, c, pid, NULL,
+		explain_now(ex, c, pid, NULL,
 			    r == -EBUSY ? "a read of this user's processes is stuck" :
 					  strerror(-r));
 		return;
 	}
-	p->next = d->explains;
-	d->explains = p;
+	p->next = ex->pending;
+	ex->pending = p;
 	qj_ipc_pause(c, true);
 }
 
-void qj_daemon_explain_forget(struct qj_daemon *d, struct qj_ipc_client *c)
+void qj_explainer_forget(struct qj_explainer *ex, struct qj_ipc_client *c)
 {
-	for (struct qj_explain_pending *p = d->explains, *next; p; p = next) {
+	for (struct qj_explain_pending *p = ex->pending, *next; p; p = next) {
 		next = p->next;
 		if (p->c == c)
-			qj_engine_cancel_read(d->engine, p->read_id); /* frees p */
+			qj_engine_cancel_read(ex->engine, p->read_id); /* frees p */
 	}
 }

@@ -8,10 +8,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "daemon-internal.h"
 #include "ipc.h"
 #include "log.h"
 #include "proto.h"
+#include "reply.h"
 
 void qj_daemon_reply(struct qj_ipc_client *c, json_t *msg, int pass_fd)
 {

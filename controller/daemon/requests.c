@@ -517,7 +517,7 @@ static void handle_notify(struct qj_daemon *d, struct qj_ipc_client *c, struct q
 static void handle_explain(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 			   bool *ret_deferred)
 {
-	qj_daemon_explain(d, c, req->pid);
+	qj_explainer_request(&d->explainer, c, req->pid);
 }
 
 static void handle_hello(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
@@ -744,7 +744,7 @@ static void on_disconnect(void *userdata, struct qj_ipc_client *c)
 		c->userdata = NULL;
 	}
 	qj_events_forget(d->events, c);
-	qj_daemon_explain_forget(d, c);
+	qj_explainer_forget(&d->explainer, c);
 	n = qj_holds_release_conn(d->holds, c->id, qj_daemon_now());
 	if (n > 0) {
 		log_debug("Client %" PRIu64 " (pid %d) closed, %zu hold(s) released", c->id, c->pid,

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "util.h"
 #include "waiters.h"
+#include "waiting.h"
 
 /* One line for people: "pid 12 (cat) waits for a FUSE request ... served by pid 9 (srv, app x)". */
 static void describe(const struct qj_wait *w, char *buf, size_t size)
@@ -34,13 +35,13 @@ static void describe(const struct qj_wait *w, char *buf, size_t size)
  */
 #define WAITERS_CACHE_USEC (1 * USEC_PER_SEC)
 
-static json_t *waiters_json(struct qj_daemon *d, pid_t only)
+json_t *qj_waiters_json(struct qj_engine *e, pid_t only)
 {
 	_cleanup_free_ struct qj_wait *v = NULL;
 	json_t *a = json_array();
 	size_t n = 0;
 
-	if (!a || !d->engine || qj_engine_waiters(d->engine, only, &v, &n) < 0)
+	if (!a || !e || qj_engine_waiters(e, only, &v, &n) < 0)
 		return a; /* a listing that cannot be made is empty: it is advice, not a decision */
 	for (size_t i = 0; i < n; i++) {
 		char text[512];
@@ -63,10 +64,10 @@ json_t *qj_daemon_waiters_json(struct qj_daemon *d, pid_t only)
 	uint64_t t = qj_daemon_now();
 
 	if (only > 0)
-		return waiters_json(d, only);
+		return qj_waiters_json(d->engine, only);
 	if (!d->waiters_cache || t - d->waiters_usec >= WAITERS_CACHE_USEC) {
 		json_decref(d->waiters_cache);
-		d->waiters_cache = waiters_json(d, 0);
+		d->waiters_cache = qj_waiters_json(d->engine, 0);
 		d->waiters_usec = t;
 	}
 	return json_incref(d->waiters_cache);
