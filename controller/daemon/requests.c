@@ -133,6 +133,54 @@ static void reply_error(struct qj_ipc_client *c, int error, const char *fmt, ...
 
 /* ---- handlers ---- */
 
+/*
+ * The quotas a hold request must fit: its app's hold_max and lease cap (@app: the jailed
+ * peer's, NULL for anyone else; *timeout is capped to it), and for anyone but root the
+ * policy's limits per connection and per uid.  False, the refusal sent, when it does not.
+ */
+static bool hold_within_quotas(const struct qj_holds *h, const struct qj_policy *p,
+			       struct qj_ipc_client *c, const struct qj_request *req,
+			       const struct qj_app *app, uint64_t *timeout)
+{
+	if (app) {
+		size_t owned = 0;
+
+		for (size_t i = 0; qj_holds_get(h, i); i++)
+			owned += strcmp(qj_holds_get(h, i)->owner.app, app->name) == 0;
+		if (!qj_holds_find(h, c->id, req->name) && owned >= app->hold_max) {
+			log_notice("Refused hold '%s' to pid %d: app %s may own %u holds",
+				   req->name, c->pid, app->name, app->hold_max);
+			reply_error(c, -EDQUOT, "app %s may own at most %u holds", app->name,
+				    app->hold_max);
+			return false;
+		}
+		if (app->hold_max_timeout_usec &&
+		    (*timeout == 0 || *timeout > app->hold_max_timeout_usec))
+			*timeout = app->hold_max_timeout_usec;
+	}
+	/* Quotas (issue 11 finding 6): no user fills the table that root's holds need. */
+	if (c->uid != 0 && !qj_holds_find(h, c->id, req->name)) {
+		const char *which = NULL;
+		unsigned max = 0;
+
+		if (qj_holds_count_conn(h, c->id) >= p->max_holds_per_conn) {
+			which = "holds_per_connection";
+			max = p->max_holds_per_conn;
+		} else if (qj_holds_count_uid(h, c->uid) >= p->max_holds_per_uid) {
+			which = "holds_per_uid";
+			max = p->max_holds_per_uid;
+		}
+		if (which) {
+			log_debug("Refused hold '%s' to pid %d uid %d: limits.%s (%u)", req->name,
+				  c->pid, c->uid, which, max);
+			reply_error(c, -EDQUOT, "at most %u holds (limits.%s of the policy)", max,
+				    which);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_request *req,
 			bool *ret_deferred)
 {
@@ -182,42 +230,8 @@ static void handle_hold(struct qj_daemon *d, struct qj_ipc_client *c, struct qj_
 		}
 		snprintf(owner.app, sizeof(owner.app), "%s", app_name);
 	}
-	if (app) {
-		size_t owned = 0;
-
-		for (size_t i = 0; qj_holds_get(d->holds, i); i++)
-			owned += strcmp(qj_holds_get(d->holds, i)->owner.app, app->name) == 0;
-		if (!qj_holds_find(d->holds, c->id, req->name) && owned >= app->hold_max) {
-			log_notice("Refused hold '%s' to pid %d: app %s may own %u holds",
-				   req->name, c->pid, app->name, app->hold_max);
-			reply_error(c, -EDQUOT, "app %s may own at most %u holds", app->name,
-				    app->hold_max);
-			return;
-		}
-		if (app->hold_max_timeout_usec &&
-		    (timeout == 0 || timeout > app->hold_max_timeout_usec))
-			timeout = app->hold_max_timeout_usec;
-	}
-	/* Quotas (issue 11 finding 6): no user fills the table that root's holds need. */
-	if (c->uid != 0 && !qj_holds_find(d->holds, c->id, req->name)) {
-		const char *which = NULL;
-		unsigned max = 0;
-
-		if (qj_holds_count_conn(d->holds, c->id) >= d->policy->max_holds_per_conn) {
-			which = "holds_per_connection";
-			max = d->policy->max_holds_per_conn;
-		} else if (qj_holds_count_uid(d->holds, c->uid) >= d->policy->max_holds_per_uid) {
-			which = "holds_per_uid";
-			max = d->policy->max_holds_per_uid;
-		}
-		if (which) {
-			log_debug("Refused hold '%s' to pid %d uid %d: limits.%s (%u)", req->name,
-				  c->pid, c->uid, which, max);
-			reply_error(c, -EDQUOT, "at most %u holds (limits.%s of the policy)", max,
-				    which);
-			return;
-		}
-	}
+	if (!hold_within_quotas(d->holds, d->policy, c, req, app, &timeout))
+		return;
 	memcpy(owner.comm, c->comm, sizeof(owner.comm));
 	r = qj_holds_acquire(d->holds, c->id, req->name, req->reason, &owner, timeout,
 			     qj_daemon_now());
@@ -283,7 +297,7 @@ static bool check_may_place(struct qj_daemon *d, struct qj_ipc_client *c)
  * read with a pidfd open (read, then the pidfd checked alive: the pid still named the
  * process that was read); *ret_pidfd stays open for the re-check after the move.
  */
-static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_t pid,
+static int check_place_target(const struct qj_policy *p, struct qj_ipc_client *c, pid_t pid,
 			      int *ret_pidfd)
 {
 	_cleanup_close_ int fd = -EBADF;
@@ -320,7 +334,7 @@ static int check_place_target(struct qj_daemon *d, struct qj_ipc_client *c, pid_
 
 		if (u == c->uid && u != 0)
 			continue;
-		if (qj_policy_may_place_as(d->policy, c->uid, u))
+		if (qj_policy_may_place_as(p, c->uid, u))
 			continue;
 		log_notice("Refused place of pid %d (uid %u) to pid %d uid %d (%s)", pid, u, c->pid,
 			   c->uid, c->comm);
@@ -343,7 +357,7 @@ static void handle_place(struct qj_daemon *d, struct qj_ipc_client *c, struct qj
 
 	if (!check_may_place(d, c))
 		return;
-	if (check_place_target(d, c, req->pid, &pidfd) < 0)
+	if (check_place_target(d->policy, c, req->pid, &pidfd) < 0)
 		return;
 	r = qj_engine_place(d->engine, req->app, req->pid);
 	d->app_gen++;
