@@ -216,7 +216,6 @@ int qj_eng_sample_groups(struct qj_engine *e, uint64_t now)
 							 .share = share },
 				e->p->busy_threshold, &used);
 			a->judged = true;
-			a->judged_t0_usec = a->t0_usec;
 			a->suspect = a->busy;
 			a->last_cpu_ms = used / 1000;
 			a->last_window_ms = (now - a->t0_usec) / 1000;

@@ -165,7 +165,6 @@ struct app_state {
 	uint64_t base_stall_usec;
 	bool busy;
 	bool judged; /* busy comes from a whole window begun after the app's last action */
-	uint64_t judged_t0_usec; /* when the window busy was judged over began */
 	/*
 	 * Acted on this step: its window's base (usage, signals still pending) is
 	 * taken once at the end of the step, not once per task acted on (O(n^2)).

@@ -152,8 +152,6 @@ struct step {
 	/* Per app, by its index in e->apps. */
 	struct step_app {
 		bool explained; /* a task of it is busy and on the per-task ladder */
-		/* A task it had when its judged window began has not ended its first window. */
-		bool unmeasured;
 		unsigned n_live; /* tasks of it neither stopped, frozen nor gone */
 	} * apps;
 	size_t n_apps;
@@ -255,15 +253,6 @@ static int step_task(struct qj_engine *e, struct step *s, struct task *t)
 	     s->now < t->ladder.applied_usec + e->p->rungs[t->ladder.rung].grace_usec +
 			      2 * e->p->sample_window_usec))
 		sa->explained = true;
-	/*
-	 * Its app's window may end before the first window of a task it had when that
-	 * window began (a loaded machine, a task measured afresh once it ran again): the
-	 * task's verdict may explain the demand.  Not a task that came after the window
-	 * began: a fork storm's children are the group rung's.
-	 */
-	if (t->sample.last_window_usec == 0 && t->activity == QJ_TASK_UNKNOWN &&
-	    t->added_usec <= as->judged_t0_usec)
-		sa->unmeasured = true;
 	if (!task_blocked(t, as) || d.verdict == QJ_LADDER_APPLY) {
 		s->all_blocked = false;
 		task_holds_up(e, as, t, &d);
@@ -354,11 +343,6 @@ static int step_group(struct qj_engine *e, struct step *s, struct app_state *a)
 	if (sa->explained)
 		return 0;
 	s->all_blocked = false;
-	if (sa->unmeasured) {
-		/* Its tasks' first verdicts first: step_task looks again at their end. */
-		hold_up(a, s->next, "app busy, measuring the tasks it had");
-		return 0;
-	}
 	r = group_escalate(e, a, s->now, &s->next);
 	if (r < 0)
 		return r;

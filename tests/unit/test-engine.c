@@ -689,67 +689,6 @@ static void test_group_rung_sweep(void **state)
 			   "\"outcome\":\"restored\"", "\"tasks\":2", NULL));
 }
 
-/*
- * The app's window ends before the first window of a task it had when that window began
- * (the task stopped by its owner as the quiesce began, measured from when it ran again;
- * on a loaded machine the app's window ends first): the group rung waits for the task's
- * verdict, and the busy task takes its own rung.  A task that appears after the app's
- * window began does not defer it (a fork storm is the group rung's to catch).
- */
-static void test_group_waits_for_first_window(void **state)
-{
-	struct fixture *f = *state;
-	struct kid *k = kid_new(f, "a");
-	uint64_t now = T0;
-
-	k->state = 'T';
-	kid_write(f, k);
-	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
-	assert_int_equal(step(f, now + 100 * MS), 1); /* seen stopped: measured afresh later */
-	kid_window(f, k, true, 50 * MS);
-	assert_int_equal(step(f, now + 150 * MS), 0); /* runs again: its window begins */
-	app_usage(f, 0, 300 * MS);
-	kid_window(f, k, true, 150 * MS);
-	assert_int_equal(step(f, now + 300 * MS), 0); /* the app's window ends, busy */
-	assert_int_equal(f->e->apps[0].ladder.rung, -1); /* no group rung yet */
-	assert_true(f->e->apps[0].judged && f->e->apps[0].busy);
-	assert_false(f->e->apps[0].g_sweeping);
-	assert_int_equal(task_of(f, k)->activity, QJ_TASK_UNKNOWN);
-	kid_window(f, k, true, 150 * MS);
-	app_usage(f, 0, 150 * MS);
-	assert_int_equal(step(f, now + 450 * MS), 0); /* the task's first window ends */
-	assert_int_equal(task_of(f, k)->ladder.rung, 0); /* its own rung */
-	assert_true(task_of(f, k)->ladder.pending);
-	assert_int_equal(f->e->apps[0].ladder.rung, -1);
-	assert_true(kid_waited(k, WSTOPPED));
-	k->state = 'T';
-	kid_write(f, k);
-	assert_int_equal(step(f, now + 460 * MS), 1);
-	if (f->log)
-		assert_false(logged(f, "\"scope\":\"group\"", NULL));
-}
-
-/* A task added after the app's window began does not hold its group rung back. */
-static void test_group_not_deferred_by_new_task(void **state)
-{
-	struct fixture *f = *state;
-	struct kid *k1 = kid_new(f, "a"), *k2;
-	uint64_t now = T0;
-
-	assert_int_equal(qj_engine_quiesce_begin(f->e, 1, now), 0);
-	assert_int_equal(step(f, now), 0);
-	k2 = kid_new(f, "a"); /* forked after the app's window began, found at its end */
-	now += 300 * MS;
-	kid_window(f, k1, false, 300 * MS);
-	app_usage(f, 0, 250 * MS); /* short-lived children came and went */
-	assert_int_equal(step(f, now), 0);
-	assert_true(task_of(f, k2)->added_usec > T0);
-	assert_int_equal(task_of(f, k2)->activity, QJ_TASK_UNKNOWN); /* not measured yet */
-	assert_int_equal(f->e->apps[0].ladder.rung, 0); /* the group rung, not deferred */
-	assert_true(kid_waited(k1, WSTOPPED));
-	assert_true(kid_waited(k2, WSTOPPED));
-}
-
 /* Both ladders in one step: app a's group is stopped as a whole, app b's busy task alone. */
 static void test_twin_ladders_two_apps(void **state)
 {
@@ -874,9 +813,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_continued_escalates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_exiting_not_continued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_rung_sweep, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_group_waits_for_first_window, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_group_not_deferred_by_new_task, setup,
-						teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_two_apps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_twin_ladders_same_app, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rung_ops_rows, setup, teardown),
