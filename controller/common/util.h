@@ -7,6 +7,7 @@
 #define QJ_UTIL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,9 @@ static inline void fclosep(FILE **f)
 		(p) = NULL;              \
 		_p_;                     \
 	})
+
+/* The struct @type whose @member @ptr points to. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #define TAKE_FD(fd)              \
 	({                       \

@@ -11,11 +11,12 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
-#include "daemon-internal.h"
 #include "engine.h"
 #include "holds.h"
 #include "log.h"
 #include "logind-idle-monitor.h"
+#include "logind.h"
+#include "loop.h"
 #include "proc.h"
 #include "util.h"
 
@@ -55,7 +56,7 @@ static void call_free(struct qj_idle_call *c)
  * *ret_app), negative errno unknown.  The pidfd is opened before the read and checked
  * alive after it, so the pid named the caller's process throughout.
  */
-static int caller_app(struct qj_daemon *d, pid_t pid, const char **ret_app)
+static int caller_app(const struct qj_logind_handles *h, pid_t pid, const char **ret_app)
 {
 	int fd = pid > 0 ? pidfd_open(pid, 0) : -1, r;
 
@@ -63,10 +64,10 @@ static int caller_app(struct qj_daemon *d, pid_t pid, const char **ret_app)
 	if (fd < 0)
 		return pid > 0 ? -errno : -ESRCH;
 	/* As qj_daemon_pid_app(), not called: this file imports nothing of daemon.c. */
-	if (d->engine)
-		r = qj_engine_app_of_pid(d->engine, pid, ret_app);
+	if (h->engine)
+		r = qj_engine_app_of_pid(h->engine, pid, ret_app);
 	else
-		r = d->membership ? d->membership(0, pid, ret_app) : 0;
+		r = h->membership ? h->membership(0, pid, ret_app) : 0;
 	if (qj_pidfd_exited(fd))
 		r = -ESRCH;
 	close(fd);
@@ -105,7 +106,7 @@ static int on_creds(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error
 		call_free(c);
 		return 0;
 	}
-	r = caller_app(m->src.d, (pid_t)pid, &app);
+	r = caller_app(m->h, (pid_t)pid, &app);
 	if (r != 0) {
 		if (log_this(&m->n_ignored))
 			log_notice(
@@ -192,13 +193,11 @@ static int on_become_monitor(sd_bus_message *msg, void *userdata, sd_bus_error *
 
 static void update_events(struct qj_idle_monitor *m)
 {
-	struct epoll_event ev = { .data.ptr = &m->src.source };
 	int e;
 
-	if (!m->mon || m->src.fd < 0 || (e = sd_bus_get_events(m->mon)) < 0)
+	if (!m->mon || m->fd < 0 || (e = sd_bus_get_events(m->mon)) < 0)
 		return;
-	ev.events = (e & POLLIN ? EPOLLIN : 0) | (e & POLLOUT ? EPOLLOUT : 0);
-	(void)epoll_ctl(qj_loop_fd(m->src.d->loop), EPOLL_CTL_MOD, m->src.fd, &ev);
+	(void)qj_loop_mod(m->h->loop, &m->source, m->fd, e & POLLOUT ? EPOLLOUT : 0);
 }
 
 void qj_idle_monitor_close(struct qj_idle_monitor *m)
@@ -206,9 +205,8 @@ void qj_idle_monitor_close(struct qj_idle_monitor *m)
 	for (size_t k = 0; k < QJ_IDLE_CALLS_MAX; k++)
 		if (m->calls[k])
 			call_free(m->calls[k]);
-	if (m->src.fd >= 0)
-		(void)epoll_ctl(qj_loop_fd(m->src.d->loop), EPOLL_CTL_DEL, m->src.fd, NULL);
-	m->src.fd = -EBADF;
+	qj_loop_del(m->h->loop, m->fd);
+	m->fd = -EBADF;
 	m->mon = sd_bus_flush_close_unref(m->mon);
 	m->up = false;
 }
@@ -216,7 +214,6 @@ void qj_idle_monitor_close(struct qj_idle_monitor *m)
 int qj_idle_monitor_start(struct qj_idle_monitor *m)
 {
 	const char *addr = getenv("DBUS_SYSTEM_BUS_ADDRESS");
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &m->src.source };
 	int r;
 
 	qj_idle_monitor_close(m);
@@ -239,13 +236,10 @@ int qj_idle_monitor_start(struct qj_idle_monitor *m)
 					     "',member='SetIdleHint'",
 					     0);
 	if (r >= 0) {
-		m->src.fd = sd_bus_get_fd(m->mon);
-		r = m->src.fd < 0 ? m->src.fd :
-		    epoll_ctl(qj_loop_fd(m->src.d->loop), EPOLL_CTL_ADD, m->src.fd, &ev) < 0 ?
-				    -errno :
-				    0;
+		m->fd = sd_bus_get_fd(m->mon);
+		r = m->fd < 0 ? m->fd : qj_loop_add(m->h->loop, &m->source, m->fd, 0);
 		if (r < 0)
-			m->src.fd = -EBADF;
+			m->fd = -EBADF;
 	}
 	if (r < 0) {
 		qj_idle_monitor_close(m);

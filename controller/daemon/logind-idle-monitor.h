@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "daemon-internal.h"
+#include "loop.h"
 
 typedef struct sd_bus sd_bus;
 
@@ -23,9 +23,12 @@ typedef struct sd_bus sd_bus;
 #define QJ_IDLE_CALLS_MAX 64
 
 struct qj_idle_call;
+struct qj_logind_handles;
 
 struct qj_idle_monitor {
-	struct fd_source src;
+	struct qj_event_source source; /* its owner sets the dispatch */
+	int fd;
+	const struct qj_logind_handles *h; /* borrowed: the loop, the engine or membership */
 	sd_bus *mon;
 	sd_bus *bus; /* borrowed: the owner's connection, for GetConnectionCredentials */
 	bool up; /* BecomeMonitor answered */

@@ -11,12 +11,13 @@
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
-#include "daemon-internal.h"
 #include "engine.h"
 #include "holds.h"
 #include "log.h"
 #include "logind-idle-monitor.h"
 #include "logind-idle.h"
+#include "logind.h"
+#include "loop.h"
 #include "policy.h"
 #include "proc.h"
 #include "util.h"
@@ -51,9 +52,10 @@ struct idle_user {
 };
 
 struct qj_logind_idle {
-	struct fd_source src;
+	struct qj_event_source source; /* the bus connection's fd */
+	int fd;
 	struct qj_idle_monitor mon;
-	struct qj_daemon *d;
+	struct qj_logind_handles h;
 	sd_bus *bus;
 	char *owner; /* logind's unique name, "" unknown */
 	sd_bus_slot *list_slot;
@@ -79,18 +81,16 @@ static void evaluate(struct qj_logind_idle *b);
 static void refresh(struct qj_logind_idle *b);
 static void monitor_start(struct qj_logind_idle *b);
 
-static void update_events(struct qj_logind_idle *b, sd_bus *bus, struct fd_source *src)
+static void update_events(struct qj_logind_idle *b)
 {
-	struct epoll_event ev = { .data.ptr = &src->source };
 	int e;
 
-	if (!bus || src->fd < 0)
+	if (!b->bus || b->fd < 0)
 		return;
-	e = sd_bus_get_events(bus);
+	e = sd_bus_get_events(b->bus);
 	if (e < 0)
 		return;
-	ev.events = (e & POLLIN ? EPOLLIN : 0) | (e & POLLOUT ? EPOLLOUT : 0);
-	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_MOD, src->fd, &ev);
+	(void)qj_loop_mod(b->h.loop, &b->source, b->fd, e & POLLOUT ? EPOLLOUT : 0);
 }
 
 static void sessions_free(struct idle_session *v, size_t n)
@@ -107,7 +107,7 @@ static void retry_later(struct qj_logind_idle *b, const char *why)
 	b->retry_usec = b->retry_usec ? b->retry_usec * 2 : RETRY_INITIAL_USEC;
 	if (b->retry_usec > RETRY_MAX_USEC)
 		b->retry_usec = RETRY_MAX_USEC;
-	b->retry_at_usec = qj_daemon_now() + b->retry_usec;
+	b->retry_at_usec = now_usec(CLOCK_MONOTONIC) + b->retry_usec;
 	snprintf(b->unknown_why, sizeof(b->unknown_why), "%s", why);
 	b->known = false;
 	log_warning("logind idle hint: %s; holding the system awake, retrying in %" PRIu64 " s",
@@ -145,10 +145,10 @@ static void hold_release(struct qj_logind_idle *b)
 {
 	if (!b->held)
 		return;
-	(void)qj_holds_release(b->d->holds, HOLD_CONN, HOLD_NAME, qj_daemon_now());
+	(void)qj_holds_release(b->h.holds, HOLD_CONN, HOLD_NAME, now_usec(CLOCK_MONOTONIC));
 	b->held = false;
 	log_info("logind idle hint: hold '%s' released", HOLD_NAME);
-	qj_daemon_holds_changed(b->d);
+	qj_loop_post(b->h.loop, b->h.holds_changed);
 }
 
 static void hold_take(struct qj_logind_idle *b, const char *why, uid_t uid, pid_t pid)
@@ -161,7 +161,7 @@ static void hold_take(struct qj_logind_idle *b, const char *why, uid_t uid, pid_
 	if (b->held && b->held_uid == uid && b->held_pid == pid && strcmp(why, b->held_why) == 0)
 		return;
 	if (b->held && (b->held_uid != uid || b->held_pid != pid)) {
-		(void)qj_holds_release(b->d->holds, HOLD_CONN, HOLD_NAME, qj_daemon_now());
+		(void)qj_holds_release(b->h.holds, HOLD_CONN, HOLD_NAME, now_usec(CLOCK_MONOTONIC));
 		b->held = false;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
@@ -171,12 +171,13 @@ static void hold_take(struct qj_logind_idle *b, const char *why, uid_t uid, pid_
 			owner.comm[strcspn(owner.comm, "\n")] = '\0';
 		fclose(f);
 	}
-	r = qj_holds_acquire(b->d->holds, HOLD_CONN, HOLD_NAME, why, &owner, 0, qj_daemon_now());
+	r = qj_holds_acquire(b->h.holds, HOLD_CONN, HOLD_NAME, why, &owner, 0,
+			     now_usec(CLOCK_MONOTONIC));
 	if (r < 0 && uid != 0) {
 		/* The user's room is full: root's room keeps the hold, the reason says why. */
 		owner.uid = 0;
-		r = qj_holds_acquire(b->d->holds, HOLD_CONN, HOLD_NAME, why, &owner, 0,
-				     qj_daemon_now());
+		r = qj_holds_acquire(b->h.holds, HOLD_CONN, HOLD_NAME, why, &owner, 0,
+				     now_usec(CLOCK_MONOTONIC));
 	}
 	if (r < 0) {
 		log_error_errno(r, "logind idle hint: cannot take the hold '%s': %m", HOLD_NAME);
@@ -188,7 +189,7 @@ static void hold_take(struct qj_logind_idle *b, const char *why, uid_t uid, pid_
 	b->held_uid = owner.uid;
 	b->held_pid = pid;
 	snprintf(b->held_why, sizeof(b->held_why), "%s", why);
-	qj_daemon_holds_changed(b->d);
+	qj_loop_post(b->h.loop, b->h.holds_changed);
 }
 
 /* Takes, changes or releases the hold as the bridge's state says. */
@@ -437,7 +438,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 {
 	struct qj_logind_idle *b = userdata;
 	const char *sender = sd_bus_message_get_sender(m), *name, *old_owner, *new_owner;
-	uint64_t t = qj_daemon_now();
+	uint64_t t = now_usec(CLOCK_MONOTONIC);
 
 	if (!sender || strcmp(sender, DRIVER_NAME) != 0) {
 		(void)from_logind(b, m); /* logs the forgery */
@@ -460,14 +461,14 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	}
 	b->known = false;
 	snprintf(b->unknown_why, sizeof(b->unknown_why), "logind is not on the system bus");
-	if (b->d->policy->logind_absent_max_usec > 0 && b->away_until_usec == USEC_INFINITY) {
+	if ((*b->h.policy)->logind_absent_max_usec > 0 && b->away_until_usec == USEC_INFINITY) {
 		b->away_since_usec = t;
-		b->away_until_usec = t + b->d->policy->logind_absent_max_usec;
+		b->away_until_usec = t + (*b->h.policy)->logind_absent_max_usec;
 		log_notice("logind idle hint: logind left the system bus; the hold '%s' keeps the "
 			   "system awake until it is back, for at most %" PRIu64
 			   " s (logind.absent_max)",
 			   HOLD_NAME,
-			   (uint64_t)(b->d->policy->logind_absent_max_usec / USEC_PER_SEC));
+			   (uint64_t)((*b->h.policy)->logind_absent_max_usec / USEC_PER_SEC));
 		evaluate(b);
 	} else if (b->away_until_usec == USEC_INFINITY) {
 		log_info("logind idle hint: logind left the system bus (logind.absent_max is 0)");
@@ -482,8 +483,8 @@ static void bus_lost(struct qj_logind_idle *b, int r)
 {
 	log_warning_errno(r, "logind idle hint: the system bus connection is gone (%m); the "
 			     "bridge stays off until the policy is reloaded");
-	(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
-	b->src.fd = -EBADF;
+	qj_loop_del(b->h.loop, b->fd);
+	b->fd = -EBADF;
 	qj_idle_monitor_close(&b->mon);
 	b->bus = sd_bus_flush_close_unref(b->bus);
 	b->retry_at_usec = b->away_until_usec = USEC_INFINITY;
@@ -506,12 +507,17 @@ static void process(struct qj_logind_idle *b)
 		snprintf(why, sizeof(why), "the bus monitor connection is gone (%s)", strerror(-r));
 		retry_later(b, why);
 	}
-	update_events(b, b->bus, &b->src);
+	update_events(b);
 }
 
 static void on_bus(struct qj_event_source *s, uint32_t events)
 {
-	process(((struct fd_source *)s)->d->logind_idle);
+	process(container_of(s, struct qj_logind_idle, source));
+}
+
+static void on_monitor(struct qj_event_source *s, uint32_t events)
+{
+	process(container_of(s, struct qj_logind_idle, mon.source));
 }
 
 /* ---- the monitor's reports ---- */
@@ -535,8 +541,7 @@ static struct idle_user *user_slot(struct qj_logind_idle *b, uid_t uid)
  */
 static void on_hint(struct qj_idle_monitor *m, uid_t caller, const char *path, int value)
 {
-	struct qj_logind_idle *b =
-		(struct qj_logind_idle *)((char *)m - offsetof(struct qj_logind_idle, mon));
+	struct qj_logind_idle *b = container_of(m, struct qj_logind_idle, mon);
 	struct idle_user *u;
 	uid_t uid = caller;
 
@@ -556,8 +561,7 @@ static void on_hint(struct qj_idle_monitor *m, uid_t caller, const char *path, i
 
 static void on_monitor_state(struct qj_idle_monitor *m, const char *why)
 {
-	struct qj_logind_idle *b =
-		(struct qj_logind_idle *)((char *)m - offsetof(struct qj_logind_idle, mon));
+	struct qj_logind_idle *b = container_of(m, struct qj_logind_idle, mon);
 
 	if (why)
 		retry_later(b, why);
@@ -616,17 +620,19 @@ void qj_logind_idle_on_timer(struct qj_logind_idle *b, uint64_t now_usec)
 	process(b);
 }
 
-int qj_logind_idle_new(struct qj_daemon *d, struct qj_logind_idle **ret)
+int qj_logind_idle_new(const struct qj_logind_handles *h, struct qj_logind_idle **ret)
 {
 	struct qj_logind_idle *b = calloc(1, sizeof(*b));
-	struct epoll_event ev = { .events = EPOLLIN };
 	int r;
 
 	if (!b)
 		return -ENOMEM;
-	b->d = d;
-	b->src = (struct fd_source){ .fd = -EBADF, .d = d, .source.dispatch = on_bus };
-	b->mon.src = (struct fd_source){ .fd = -EBADF, .d = d, .source.dispatch = on_bus };
+	b->h = *h;
+	b->fd = -EBADF;
+	b->source.dispatch = on_bus;
+	b->mon.h = &b->h;
+	b->mon.fd = -EBADF;
+	b->mon.source.dispatch = on_monitor;
 	b->mon.logind_owner = &b->owner;
 	b->mon.on_hint = on_hint;
 	b->mon.on_state = on_monitor_state;
@@ -650,13 +656,10 @@ int qj_logind_idle_new(struct qj_daemon *d, struct qj_logind_idle **ret)
 					      DRIVER_NAME, "NameOwnerChanged",
 					      on_name_owner_changed, NULL, b);
 	if (r >= 0) {
-		b->src.fd = sd_bus_get_fd(b->bus);
-		ev.data.ptr = &b->src.source;
-		r = b->src.fd < 0						      ? b->src.fd :
-		    epoll_ctl(qj_loop_fd(d->loop), EPOLL_CTL_ADD, b->src.fd, &ev) < 0 ? -errno :
-											0;
+		b->fd = sd_bus_get_fd(b->bus);
+		r = b->fd < 0 ? b->fd : qj_loop_add(b->h.loop, &b->source, b->fd, 0);
 		if (r < 0)
-			b->src.fd = -EBADF;
+			b->fd = -EBADF;
 	}
 	if (r < 0) {
 		qj_logind_idle_free(b);
@@ -667,7 +670,7 @@ int qj_logind_idle_new(struct qj_daemon *d, struct qj_logind_idle **ret)
 	evaluate(b);
 	monitor_start(b);
 	refresh(b);
-	update_events(b, b->bus, &b->src);
+	update_events(b);
 	*ret = b;
 	return 0;
 }
@@ -677,13 +680,13 @@ struct qj_logind_idle *qj_logind_idle_free(struct qj_logind_idle *b)
 	if (!b)
 		return NULL;
 	if (b->held)
-		(void)qj_holds_release(b->d->holds, HOLD_CONN, HOLD_NAME, qj_daemon_now());
+		(void)qj_holds_release(b->h.holds, HOLD_CONN, HOLD_NAME, now_usec(CLOCK_MONOTONIC));
 	sessions_free(b->sessions, b->n_sessions);
 	sessions_free(b->reading, b->n_reading);
 	b->list_slot = sd_bus_slot_unref(b->list_slot);
 	qj_idle_monitor_close(&b->mon);
-	if (b->bus && b->src.fd >= 0)
-		(void)epoll_ctl(qj_loop_fd(b->d->loop), EPOLL_CTL_DEL, b->src.fd, NULL);
+	if (b->bus && b->fd >= 0)
+		qj_loop_del(b->h.loop, b->fd);
 	sd_bus_flush_close_unref(b->bus);
 	free(b->owner);
 	free(b);

@@ -16,11 +16,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct qj_daemon;
+struct qj_logind_handles;
 struct qj_logind_idle;
 
 /* Connects (the system bus, twice: one connection becomes the monitor); 0 or -errno. */
-int qj_logind_idle_new(struct qj_daemon *d, struct qj_logind_idle **ret);
+int qj_logind_idle_new(const struct qj_logind_handles *h, struct qj_logind_idle **ret);
 /* Drops the bridge's hold (without telling the cycle) and disconnects. */
 struct qj_logind_idle *qj_logind_idle_free(struct qj_logind_idle *b);
 /* False once a bus connection went away (a reload starts the bridge again). */

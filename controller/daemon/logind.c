@@ -387,7 +387,7 @@ static void process(struct qj_logind *b)
 
 static void on_bus(struct qj_event_source *s, uint32_t events)
 {
-	process((struct qj_logind *)((char *)s - offsetof(struct qj_logind, source)));
+	process(container_of(s, struct qj_logind, source));
 }
 
 bool qj_logind_connected(const struct qj_logind *b)

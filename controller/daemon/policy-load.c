@@ -80,13 +80,20 @@ int qj_daemon_load_policy(const char *path, struct qj_diags *diags, struct qj_po
  */
 void qj_daemon_logind_follow_policy(struct qj_daemon *d)
 {
+	const struct qj_logind_handles handles = { .loop = d->loop,
+						   .holds = d->holds,
+						   .holds_changed = &d->holds_work,
+						   .policy = &d->policy,
+						   .app_gen = &d->app_gen,
+						   .engine = d->engine,
+						   .membership = d->membership };
 	bool idle = d->policy->logind_bridge && d->policy->logind_idle_hint;
 	int r;
 
 	if (d->logind_idle && (!idle || !qj_logind_idle_connected(d->logind_idle)))
 		d->logind_idle = qj_logind_idle_free(d->logind_idle);
 	if (idle && !d->logind_idle) {
-		r = qj_logind_idle_new(d, &d->logind_idle);
+		r = qj_logind_idle_new(&handles, &d->logind_idle);
 		if (r < 0)
 			log_info_errno(r, "logind idle hint off: no system bus (%m)");
 		else
@@ -101,14 +108,7 @@ void qj_daemon_logind_follow_policy(struct qj_daemon *d)
 	}
 	if (!d->policy->logind_bridge)
 		return;
-	r = qj_logind_new(&(struct qj_logind_handles){ .loop = d->loop,
-						       .holds = d->holds,
-						       .holds_changed = &d->holds_work,
-						       .policy = &d->policy,
-						       .app_gen = &d->app_gen,
-						       .engine = d->engine,
-						       .membership = d->membership },
-			  &d->logind);
+	r = qj_logind_new(&handles, &d->logind);
 	if (r < 0)
 		log_info_errno(r, "logind bridge off: no system bus (%m); logind's inhibitors are "
 				  "not followed");
