@@ -204,19 +204,26 @@ s3() {
 	if wait_for 120 "the daemon to write qos" state_is suspending &&
 		wait_for 60 "the kernel to count the wait" kernel_waits_on qj-driver; then
 		before=$(proc_state "$BUSY")
+		c=$(sfield cycle)
 		hold_on setup
-		wait_for 60 "the write to end" state_not suspending
+		# The cycle ends counted as an abort; only then is "last" this cycle's.
+		wait_for 60 "cycle $c to end" field_at_least aborts $((a0 + 1))
+		ended=$?
 		after=$(proc_state "$BUSY")
 		stopped=$(sfield stopped)
 		res=$(field result)
 		err=$(field error)
 		aborts=$(field aborts)
+		state=$(field state)
 		if [ "$before" != T ]; then
 			why="busy was not stopped while qos waited (state $before)"
+		elif [ $ended != 0 ]; then
+			why="$why: state $state (cycle $(field cycle)), last result $res ($err)"
+			why="$why, aborts $a0 -> $aborts, busy $after, $stopped stopped"
 		elif [ "$after" = T ] || [ "$stopped" != 0 ]; then
 			why="busy still stopped after the hold ($after, $stopped stopped)"
-		elif [ "$res" != interrupted ] || [ "$aborts" -le "$a0" ]; then
-			why="last result $res ($err), aborts $a0 -> $aborts"
+		elif [ "$res" != interrupted ]; then
+			why="cycle $c: last result $res ($err), aborts $a0 -> $aborts"
 		elif [ "$(success)" != "$s0" ]; then
 			why="it suspended anyway"
 		else
