@@ -6,6 +6,15 @@
 QJ_CACHE=${QJ_KERNEL_CACHE:-/var/cache/qosjail-kernel}
 QJ_BZIMAGE_DEFAULT=$QJ_CACHE/out/x86_64/arch/x86/boot/bzImage
 
+# Holds the lock of a guest test's output directory $1 (its initramfs and console log)
+# until the script exits: another checkout's suite on this machine waits here rather
+# than repacking the initramfs or truncating the log under a running guest.
+qj_guest_lock() {
+	mkdir -p "$1"
+	exec 8>"$1/.lock"
+	flock 8
+}
+
 # Kernel reports that fail a guest test wherever they appear on the console.
 QJ_SPLAT='WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|Call Trace:|DEBUG_LOCKS_WARN_ON|'
 QJ_SPLAT+='possible (circular|recursive) locking|inconsistent lock state|'
