@@ -12,6 +12,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "ctl.h"
 #include "escape.h"
 #include "killlog-read.h"
@@ -191,19 +192,24 @@ static int follow(const char *path, FILE *f, const struct qj_killlog_filter *flt
 
 static void help(void)
 {
+	char actions[128];
+
+	qj_action_list(actions, sizeof(actions), ", ");
 	printf("Usage: qosjailctl log [OPTIONS]\n\n"
 	       "Show the kill log: every escalation action and one summary per cycle.\n\n"
 	       "  -f, --file PATH      log file (default " DEFAULT_KILL_LOG ")\n"
 	       "  -a, --app APP        only this app\n"
 	       "  -p, --pid PID        only this process\n"
-	       "  -A, --action ACTION  only this action (SIGXCPU, SIGSTOP, SIGTERM, SIGKILL,\n"
-	       "                       freeze, exit, summary, gap: records lost to a full\n"
-	       "                       disk); any case, so older logs' sigstop matches too\n"
+	       "  -A, --action ACTION  only this action: exit, summary, gap (records lost to a\n"
+	       "                       full disk) or a rung's action, any case (older logs'\n"
+	       "                       sigstop matches too):\n"
+	       "                       %s\n"
 	       "  -c, --cycle N        only this quiesce cycle\n"
 	       "  -S, --since WHEN     newer than WHEN: 12h, 30m, 2d, 45s or RFC3339\n"
 	       "  -n, --limit N        only the newest N records\n"
 	       "  -F, --follow         keep printing records as they are appended\n"
-	       "  -j, --json           JSON Lines instead of a table\n");
+	       "  -j, --json           JSON Lines instead of a table\n",
+	       actions);
 }
 
 int ctl_log(int argc, char **argv, const struct ctl_options *opts)

@@ -626,7 +626,7 @@ int ctl_report_html(FILE *f, struct ctl_report_data *d)
 	      "<span><i style=\"background:#2e9e4f\"></i>resumed</span>"
 	      "<span><i style=\"background:#f8c100\"></i>SIGXCPU</span>"
 	      "<span><i style=\"background:#f07000\"></i>SIGSTOP</span>"
-	      "<span><i style=\"background:#d0021b\"></i>SIGTERM, SIGKILL</span>"
+	      "<span><i style=\"background:#d0021b\"></i>SIGTERM, SIGKILL, other actions</span>"
 	      "<span><i style=\"background:#00a0c0\"></i>freeze</span>"
 	      "<span><i style=\"background:#555;border-radius:6px\"></i>died after</span></p>\n",
 	      f);

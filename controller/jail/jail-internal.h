@@ -327,6 +327,7 @@ void qj_eng_slack_restore(struct qj_engine *e, struct task *t);
 /* rungops.c: what each rung action does. */
 /* The row of the policy's rung @rung (an empty row for an action without one). */
 const struct rung_ops *qj_eng_rung_ops(const struct qj_engine *e, int rung);
+const struct rung_ops *qj_eng_action_ops(enum qj_action a);
 /* @pid was reached by @a's group rung: listed in its record (at most GROUP_PIDS_MAX). */
 void qj_eng_group_note(struct app_state *a, pid_t pid);
 

@@ -123,10 +123,14 @@ static const struct rung_ops ops[_QJ_ACTION_MAX] = {
 	[QJ_ACTION_FREEZE] = { .task = freeze_task, .group = freeze_group, .in_effect = frozen },
 };
 
-const struct rung_ops *qj_eng_rung_ops(const struct qj_engine *e, int rung)
+const struct rung_ops *qj_eng_action_ops(enum qj_action a)
 {
 	static const struct rung_ops none = {};
-	enum qj_action a = e->p->rungs[rung].action;
 
 	return a >= 0 && a < _QJ_ACTION_MAX ? &ops[a] : &none;
+}
+
+const struct rung_ops *qj_eng_rung_ops(const struct qj_engine *e, int rung)
+{
+	return qj_eng_action_ops(e->p->rungs[rung].action);
 }

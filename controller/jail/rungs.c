@@ -151,7 +151,8 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 	a->g_cpu_ms = a->last_cpu_ms;
 	a->g_window_ms = a->last_window_ms;
 	a->g_sweeping = ops->sweep;
-	a->struck = true;
+	if (qj_action_info(action)->strike)
+		a->struck = true;
 	if (a->g_sweeping)
 		r = qj_eng_group_sweep(e, a, now);
 	else if (ops->group)

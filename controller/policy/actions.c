@@ -56,6 +56,21 @@ const struct qj_action_info *qj_action_info(enum qj_action a)
 	return a >= 0 && a < _QJ_ACTION_MAX ? &actions[a] : NULL;
 }
 
+void qj_action_list(char *buf, size_t size, const char *last_sep)
+{
+	size_t n = 0;
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	for (int i = 0; i < _QJ_ACTION_MAX && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s",
+				      i == 0		      ? "" :
+				      i == _QJ_ACTION_MAX - 1 ? last_sep :
+								", ",
+				      actions[i].name);
+}
+
 const char *qj_action_to_string(enum qj_action a)
 {
 	return a >= 0 && a < _QJ_ACTION_MAX ? actions[a].name : NULL;

@@ -47,6 +47,11 @@ struct qj_action_info {
 const struct qj_action_info *qj_action_info(enum qj_action a);
 /* Its name, as users see it ("SIGSTOP", "freeze"); NULL when @a is not an action. */
 const char *qj_action_to_string(enum qj_action a);
+/*
+ * The rung actions' names in table order, "A, B, C" with @last_sep before the last one
+ * (", " or " or "), for messages and help that list them.  Truncated to @size.
+ */
+void qj_action_list(char *buf, size_t size, const char *last_sep);
 /* Case-insensitive; "SIGXCPU", "XCPU", "sigxcpu" (old kill logs) and "freeze" are accepted. */
 enum qj_action qj_action_from_string(const char *s);
 

@@ -25,7 +25,7 @@ struct rung_parse {
 static void walk_action(struct ctx *c, struct node *n, void *obj, const struct field *f)
 {
 	struct rung_parse *rp = obj;
-	char q[QUOTE_MAX + 4], sig[32];
+	char q[QUOTE_MAX + 4], sig[32], names[128];
 	const char *s = qj_yaml_want_scalar(c, n, "a signal name");
 	enum qj_action a;
 
@@ -47,14 +47,13 @@ static void walk_action(struct ctx *c, struct node *n, void *obj, const struct f
 			continue;
 		snprintf(sig, sizeof(sig), "SIG%s", abbrev);
 		if (strcasecmp(s, abbrev) == 0 || strcasecmp(s, sig) == 0) {
-			diag(c, n,
-			     "%s is not a supported rung action; supported: SIGXCPU, SIGSTOP, SIGTERM, SIGKILL, freeze",
-			     sig);
+			qj_action_list(names, sizeof(names), ", ");
+			diag(c, n, "%s is not a supported rung action; supported: %s", sig, names);
 			return;
 		}
 	}
-	diag(c, n, "unknown action '%s'; expected SIGXCPU, SIGSTOP, SIGTERM, SIGKILL or freeze",
-	     qj_yaml_printable(s, n->len, q));
+	qj_action_list(names, sizeof(names), " or ");
+	diag(c, n, "unknown action '%s'; expected %s", qj_yaml_printable(s, n->len, q), names);
 }
 
 static void walk_rung_name(struct ctx *c, struct node *n, void *obj, const struct field *f)

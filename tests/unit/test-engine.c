@@ -786,15 +786,19 @@ static void test_rung_ops_rows(void **state)
 {
 	struct fixture *f = *state;
 
-	for (int i = 0; i < (int)f->p->n_rungs; i++) {
-		const struct rung_ops *o = qj_eng_rung_ops(f->e, i);
-		const struct qj_action_info *info = qj_action_info(f->p->rungs[i].action);
+	/* Every action of the table, not only the rungs of the fixture's policy. */
+	for (int i = 0; i < _QJ_ACTION_MAX; i++) {
+		const struct rung_ops *o = qj_eng_action_ops(i);
+		const struct qj_action_info *info = qj_action_info(i);
 
 		assert_non_null(o->task);
 		/* A group form exactly where the action table says there is one. */
 		assert_int_equal(info->group, o->group != NULL || o->sweep);
 		assert_true(!o->sweep || o->reached);
 	}
+	for (int i = 0; i < (int)f->p->n_rungs; i++)
+		assert_ptr_equal(qj_eng_rung_ops(f->e, i),
+				 qj_eng_action_ops(f->p->rungs[i].action));
 }
 
 int main(void)
