@@ -16,7 +16,7 @@ static uint64_t realtime_now(void)
 	return now_usec(CLOCK_REALTIME);
 }
 
-/* Marks @rs's rung @rung applied now, and counts it against @a. */
+/* Marks @rs's rung @rung applied now; counts it, and a strike if it strikes, against @a. */
 static void rung_taken(struct qj_engine *e, struct app_state *a, struct rung_state *rs, int rung,
 		       uint64_t now)
 {
@@ -26,6 +26,8 @@ static void rung_taken(struct qj_engine *e, struct app_state *a, struct rung_sta
 	rs->pending = true;
 	e->n_actions++;
 	qj_eng_count_action(a, &e->p->rungs[rung]);
+	if (qj_action_info(e->p->rungs[rung].action)->strike)
+		a->struck = true;
 }
 
 /*
@@ -63,8 +65,6 @@ static int task_apply(struct qj_engine *e, struct app_state *a, struct task *t, 
 	r = ops->task(e, a, t);
 	rung_taken(e, a, &t->ladder, rung, now);
 	t->sig_seen_usec = now; /* sent: pending until it runs */
-	if (qj_action_info(action)->strike)
-		a->struck = true;
 	if (r == -ESRCH) {
 		qj_eng_mark_gone(e, t);
 		return 0;
@@ -151,8 +151,6 @@ static int group_apply(struct qj_engine *e, struct app_state *a, int rung, uint6
 	a->g_cpu_ms = a->last_cpu_ms;
 	a->g_window_ms = a->last_window_ms;
 	a->g_sweeping = ops->sweep;
-	if (qj_action_info(action)->strike)
-		a->struck = true;
 	if (a->g_sweeping)
 		r = qj_eng_group_sweep(e, a, now);
 	else if (ops->group)
